@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The RoCEv2 invariant CRC (IBTA Annex A17.3.3): CRC-32 with the Ethernet
+ * polynomial, as zlib computes it, over
+ *   8 bytes of ones (the LRH an InfiniBand packet would have)
+ *   || the IP header with the fields routers change masked to ones
+ *   || the UDP header with its checksum masked to ones
+ *   || the BTH with resv8a (FECN/BECN) masked to ones
+ *   || everything after the BTH up to the ICRC.
+ * The CRC is sent little-endian.
+ *
+ * rte_net_crc takes one contiguous buffer and no seed, so rather than feed
+ * it a masked copy of the headers, the masked bytes are written in place
+ * (the 8 bytes before the IP header belong to the Ethernet header and
+ * become the ones), the whole frame goes through one call, and the saved
+ * bytes are put back. Chained mbufs get one call per segment, joined with
+ * zlib's crc32_combine().
+ */
+#include <string.h>
+#include <zlib.h>
+
+#include <rte_cpuflags.h>
+#include <rte_net_crc.h>
+#include <rte_vect.h>
+
+#include "droce_wire.h"
+
+/* The masked LRH that stands before the IP header. */
+#define ICRC_LRH_LEN 8
+/* The most bytes masking touches: LRH, IPv4 with options (or IPv6), UDP, BTH. */
+#define ICRC_MASK_MAX (ICRC_LRH_LEN + 60 + sizeof(struct rte_udp_hdr) + \
+		       sizeof(struct droce_bth))
+
+/* Where the ICRC of a frame starts and ends, from its own IP header. */
+struct icrc_span {
+	uint32_t start;     /**< first byte of the masked LRH */
+	uint32_t l4_off;    /**< UDP header */
+	uint32_t mask_end;  /**< end of the BTH: the last byte masking touches */
+	uint32_t end;       /**< first byte of the ICRC */
+	bool ipv6;
+};
+
+/*
+ * Find the span from the IP header at @p l3_off. The IP length, not the
+ * mbuf's, ends the packet, so Ethernet padding after it is ignored.
+ * @return false when the frame is too short to hold the headers it names.
+ */
+static bool
+icrc_span(const struct rte_mbuf *m, uint16_t l3_off, struct icrc_span *s)
+{
+	const uint8_t *ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
+	uint32_t first_len = rte_pktmbuf_data_len(m);
+	uint32_t l3_len, ip_len;
+
+	if (l3_off < ICRC_LRH_LEN || first_len <= l3_off)
+		return false;
+	s->ipv6 = (ip[0] >> 4) == 6;
+	if (s->ipv6) {
+		const struct rte_ipv6_hdr *h = (const struct rte_ipv6_hdr *)ip;
+
+		if (first_len - l3_off < sizeof(*h))
+			return false;
+		l3_len = sizeof(*h);
+		ip_len = l3_len + rte_be_to_cpu_16(h->payload_len);
+	} else {
+		const struct rte_ipv4_hdr *h = (const struct rte_ipv4_hdr *)ip;
+
+		if ((ip[0] >> 4) != 4 || first_len - l3_off < sizeof(*h))
+			return false;
+		l3_len = rte_ipv4_hdr_len(h);
+		if (l3_len < sizeof(*h))
+			return false;
+		ip_len = rte_be_to_cpu_16(h->total_length);
+	}
+	s->start = l3_off - ICRC_LRH_LEN;
+	s->l4_off = l3_off + l3_len;
+	s->mask_end = s->l4_off + sizeof(struct rte_udp_hdr) +
+		      sizeof(struct droce_bth);
+	if (s->mask_end > first_len ||
+	    ip_len < s->mask_end - l3_off + DROCE_ICRC_LEN)
+		return false;
+	s->end = l3_off + ip_len - DROCE_ICRC_LEN;
+	return s->end <= rte_pktmbuf_pkt_len(m);
+}
+
+static void
+icrc_mask(uint8_t *p, const struct icrc_span *s)
+{
+	uint8_t *ip = p + s->start + ICRC_LRH_LEN;
+
+	memset(p + s->start, 0xff, ICRC_LRH_LEN);
+	if (s->ipv6) {
+		struct rte_ipv6_hdr *h = (struct rte_ipv6_hdr *)ip;
+
+		/* Traffic class and flow label, keeping the version. */
+		h->vtc_flow |= RTE_BE32(0x0fffffff);
+		h->hop_limits = 0xff;
+	} else {
+		struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)ip;
+
+		h->type_of_service = 0xff;
+		h->time_to_live = 0xff;
+		h->hdr_checksum = 0xffff;
+	}
+	((struct rte_udp_hdr *)(p + s->l4_off))->dgram_cksum = 0xffff;
+	((struct droce_bth *)(p + s->l4_off + sizeof(struct rte_udp_hdr)))->resv8a = 0xff;
+}
+
+static uint32_t
+icrc_compute(struct rte_mbuf *m, const struct icrc_span *s)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t first_len = rte_pktmbuf_data_len(m);
+	uint32_t mask_len = s->mask_end - s->start;
+	uint8_t saved[ICRC_MASK_MAX];
+	const struct rte_mbuf *seg;
+	uint32_t crc, left;
+
+	memcpy(saved, p + s->start, mask_len);
+	icrc_mask(p, s);
+	if (s->end <= first_len) {
+		crc = rte_net_crc_calc(p + s->start, s->end - s->start,
+				       RTE_NET_CRC32_ETH);
+	} else {
+		crc = rte_net_crc_calc(p + s->start, first_len - s->start,
+				       RTE_NET_CRC32_ETH);
+		left = s->end - first_len;
+		for (seg = m->next; seg != NULL && left != 0; seg = seg->next) {
+			uint32_t n = RTE_MIN(left, (uint32_t)rte_pktmbuf_data_len(seg));
+
+			if (n == 0)
+				continue;
+			crc = (uint32_t)crc32_combine(crc,
+				rte_net_crc_calc(rte_pktmbuf_mtod(seg, const void *),
+						 n, RTE_NET_CRC32_ETH), n);
+			left -= n;
+		}
+	}
+	memcpy(p + s->start, saved, mask_len);
+	return crc;
+}
+
+uint32_t
+droce_icrc_calc(struct rte_mbuf *m, uint16_t l3_off)
+{
+	struct icrc_span s;
+
+	if (!icrc_span(m, l3_off, &s))
+		return 0;
+	return icrc_compute(m, &s);
+}
+
+int
+droce_icrc_append(struct rte_mbuf *m, uint16_t l3_off)
+{
+	struct icrc_span s;
+	uint32_t crc;
+	uint8_t *t;
+
+	/* The IP length counts the ICRC: the frame must end where it goes. */
+	if (!icrc_span(m, l3_off, &s) || s.end != rte_pktmbuf_pkt_len(m))
+		return -EINVAL;
+	crc = icrc_compute(m, &s);
+	t = (uint8_t *)rte_pktmbuf_append(m, DROCE_ICRC_LEN);
+	if (t == NULL)
+		return -ENOMEM;
+	crc = rte_cpu_to_le_32(crc);
+	memcpy(t, &crc, DROCE_ICRC_LEN);
+	return 0;
+}
+
+bool
+droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off)
+{
+	struct icrc_span s;
+	uint32_t wire, buf;
+	const void *p;
+
+	if (!icrc_span(m, l3_off, &s) ||
+	    rte_pktmbuf_pkt_len(m) - s.end < DROCE_ICRC_LEN)
+		return false;
+	/* The ICRC may straddle two segments. */
+	p = rte_pktmbuf_read(m, s.end, DROCE_ICRC_LEN, &buf);
+	if (p == NULL)
+		return false;
+	memcpy(&wire, p, sizeof(wire));
+	return rte_le_to_cpu_32(wire) == icrc_compute(m, &s);
+}
+
+const char *
+droce_icrc_init(void)
+{
+#ifdef RTE_ARCH_X86
+	/*
+	 * rte_net_crc picks AVX-512 only when the EAL allows 512-bit SIMD,
+	 * which it does not by default, and falls back without telling: so
+	 * raise the limit first (it stays lower when the user forced it with
+	 * --force-max-simd-bitwidth) and check the same conditions it does.
+	 */
+	bool avx512 = rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) > 0 &&
+		      rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512BW) > 0 &&
+		      rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512DQ) > 0 &&
+		      rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512VL) > 0 &&
+		      rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) > 0;
+	bool pclmul = rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0;
+
+	if (avx512 && pclmul) {
+		if (rte_vect_get_max_simd_bitwidth() < RTE_VECT_SIMD_512)
+			rte_vect_set_max_simd_bitwidth(RTE_VECT_SIMD_512);
+		if (rte_vect_get_max_simd_bitwidth() >= RTE_VECT_SIMD_512) {
+			rte_net_crc_set_alg(RTE_NET_CRC_AVX512);
+			return "avx512";
+		}
+	}
+	if (pclmul && rte_vect_get_max_simd_bitwidth() >= RTE_VECT_SIMD_128) {
+		rte_net_crc_set_alg(RTE_NET_CRC_SSE42);
+		return "sse42";
+	}
+#endif
+	rte_net_crc_set_alg(RTE_NET_CRC_SCALAR);
+	return "scalar";
+}

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Parsing and building the Ethernet, IP and UDP layers of RoCEv2 frames.
+ * Every length a frame claims is checked against the bytes it has before
+ * anything is read, so a malformed frame is rejected, never read past.
+ */
+#include <string.h>
+
+#include "droce_wire.h"
+
+/* The IPv4-mapped IPv6 prefix ::ffff:0:0/96 that turns an address into a GID. */
+static const uint8_t v4_mapped_prefix[12] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
+};
+
+static void
+gid_from_ipv4(uint8_t gid[16], rte_be32_t addr)
+{
+	memcpy(gid, v4_mapped_prefix, sizeof(v4_mapped_prefix));
+	memcpy(gid + 12, &addr, sizeof(addr));
+}
+
+/* What the IP layer tells the UDP layer. */
+struct l3_info {
+	uint32_t hdr_len;
+	uint32_t l4_len;	/**< IP payload length */
+	bool more_frags;	/**< first fragment of a fragmented datagram */
+};
+
+/* IPv4: checks the header; returns 0 or a parse error. */
+static enum droce_parse_err
+parse_ipv4(const uint8_t *p, uint32_t first_len, uint32_t frame_len,
+	   struct droce_pkt *pkt, struct l3_info *l3)
+{
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)p;
+	uint32_t ihl, total;
+	uint16_t frag;
+
+	if (first_len < sizeof(*ip))
+		return DROCE_PARSE_MALFORMED;
+	ihl = (ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) * RTE_IPV4_IHL_MULTIPLIER;
+	total = rte_be_to_cpu_16(ip->total_length);
+	if ((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) ||
+	    ihl > first_len || total < ihl || total > frame_len)
+		return DROCE_PARSE_MALFORMED;
+	if (ip->next_proto_id != IPPROTO_UDP)
+		return DROCE_PARSE_NOT_ROCE;
+	/*
+	 * Only a first fragment has the UDP header that would say it is
+	 * RoCE; later ones are somebody else's.
+	 */
+	frag = rte_be_to_cpu_16(ip->fragment_offset);
+	if (frag & RTE_IPV4_HDR_OFFSET_MASK)
+		return DROCE_PARSE_NOT_ROCE;
+	pkt->ipv6 = false;
+	gid_from_ipv4(pkt->sgid, ip->src_addr);
+	gid_from_ipv4(pkt->dgid, ip->dst_addr);
+	l3->hdr_len = ihl;
+	l3->l4_len = total - ihl;
+	l3->more_frags = (frag & RTE_IPV4_HDR_MF_FLAG) != 0;
+	return DROCE_PARSE_OK;
+}
+
+/* IPv6 without extension headers, as parse_ipv4(). */
+static enum droce_parse_err
+parse_ipv6(const uint8_t *p, uint32_t first_len, uint32_t frame_len,
+	   struct droce_pkt *pkt, struct l3_info *l3)
+{
+	const struct rte_ipv6_hdr *ip = (const struct rte_ipv6_hdr *)p;
+	uint32_t plen;
+
+	if (first_len < sizeof(*ip))
+		return DROCE_PARSE_MALFORMED;
+	plen = rte_be_to_cpu_16(ip->payload_len);
+	if ((rte_be_to_cpu_32(ip->vtc_flow) >> 28) != 6 ||
+	    sizeof(*ip) + plen > frame_len)
+		return DROCE_PARSE_MALFORMED;
+	if (ip->proto != IPPROTO_UDP)
+		return DROCE_PARSE_NOT_ROCE;
+	pkt->ipv6 = true;
+	memcpy(pkt->sgid, ip->src_addr, 16);
+	memcpy(pkt->dgid, ip->dst_addr, 16);
+	l3->hdr_len = sizeof(*ip);
+	l3->l4_len = plen;
+	l3->more_frags = false;
+	return DROCE_PARSE_OK;
+}
+
+static enum droce_parse_err
+parse(struct rte_mbuf *m, struct droce_pkt *pkt)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	const uint32_t first_len = rte_pktmbuf_data_len(m);
+	const struct rte_ether_hdr *eth = (const struct rte_ether_hdr *)p;
+	const struct rte_udp_hdr *udp;
+	const struct droce_bth *bth;
+	const struct droce_opcode_info *op;
+	struct l3_info l3;
+	enum droce_parse_err err;
+	uint32_t off, udp_len, rest;
+	uint16_t ether_type;
+
+	if (first_len < sizeof(*eth))
+		return DROCE_PARSE_MALFORMED;
+	off = sizeof(*eth);
+	ether_type = rte_be_to_cpu_16(eth->ether_type);
+	pkt->vlan_tci = 0;
+	if (ether_type == RTE_ETHER_TYPE_VLAN) {
+		const struct rte_vlan_hdr *vlan =
+			(const struct rte_vlan_hdr *)(p + off);
+
+		if (first_len < off + sizeof(*vlan))
+			return DROCE_PARSE_MALFORMED;
+		pkt->vlan_tci = rte_be_to_cpu_16(vlan->vlan_tci);
+		ether_type = rte_be_to_cpu_16(vlan->eth_proto);
+		off += sizeof(*vlan);
+	}
+	rte_ether_addr_copy(&eth->src_addr, &pkt->src_mac);
+	pkt->l3_off = (uint16_t)off;
+
+	/* The IP length, not the frame's, ends the packet: Ethernet pads short frames. */
+	if (ether_type == RTE_ETHER_TYPE_IPV4)
+		err = parse_ipv4(p + off, first_len - off,
+				 rte_pktmbuf_pkt_len(m) - off, pkt, &l3);
+	else if (ether_type == RTE_ETHER_TYPE_IPV6)
+		err = parse_ipv6(p + off, first_len - off,
+				 rte_pktmbuf_pkt_len(m) - off, pkt, &l3);
+	else
+		err = DROCE_PARSE_NOT_ROCE;
+	if (err != DROCE_PARSE_OK)
+		return err;
+	off += l3.hdr_len;
+	pkt->l4_off = (uint16_t)off;
+
+	udp = (const struct rte_udp_hdr *)(p + off);
+	if (l3.l4_len < sizeof(*udp) || first_len < off + sizeof(*udp))
+		return DROCE_PARSE_MALFORMED;
+	if (udp->dst_port != RTE_BE16(DROCE_UDP_PORT))
+		return DROCE_PARSE_NOT_ROCE;
+	/* RoCE is never fragmented: nobody reassembles it. */
+	if (l3.more_frags)
+		return DROCE_PARSE_MALFORMED;
+	udp_len = rte_be_to_cpu_16(udp->dgram_len);
+	if (udp_len != l3.l4_len ||
+	    udp_len < sizeof(*udp) + sizeof(*bth) + DROCE_ICRC_LEN)
+		return DROCE_PARSE_MALFORMED;
+	pkt->udp_sport = rte_be_to_cpu_16(udp->src_port);
+	off += sizeof(*udp);
+	pkt->bth_off = (uint16_t)off;
+
+	if (first_len < off + sizeof(*bth))
+		return DROCE_PARSE_MALFORMED;
+	bth = (const struct droce_bth *)(p + off);
+	op = &droce_opcode_table[bth->opcode];
+	if (op->name == NULL)
+		return DROCE_PARSE_BAD_OPCODE;
+	/* TVer is the low nibble of the flags byte and must be 0. */
+	if ((bth->flags & 0x0f) != 0)
+		return DROCE_PARSE_MALFORMED;
+	/* Bytes after the extension headers: payload, pad and ICRC. */
+	rest = udp_len - (uint32_t)sizeof(*udp);
+	if (first_len < off + op->hdr_len ||
+	    rest < op->hdr_len + droce_bth_pad(bth) + DROCE_ICRC_LEN)
+		return DROCE_PARSE_MALFORMED;
+	pkt->op = op;
+	pkt->opcode = bth->opcode;
+	pkt->pad = (uint8_t)droce_bth_pad(bth);
+	pkt->payload_off = (uint16_t)(off + op->hdr_len);
+	pkt->payload_len = rest - op->hdr_len - pkt->pad - DROCE_ICRC_LEN;
+	/* Nothing, not even pad, follows the headers of an ACK, a READ request... */
+	if ((pkt->payload_len != 0 || pkt->pad != 0) &&
+	    !(op->flags & DROCE_OPF_PAYLOAD))
+		return DROCE_PARSE_MALFORMED;
+	pkt->qpn = droce_bth_qpn(bth);
+	pkt->psn = droce_bth_psn(bth);
+	return DROCE_PARSE_OK;
+}
+
+enum droce_parse_err
+droce_pkt_parse(struct rte_mbuf *m, struct droce_pkt *pkt, bool check_icrc)
+{
+	enum droce_parse_err err = parse(m, pkt);
+
+	if (err == DROCE_PARSE_OK && check_icrc &&
+	    !droce_icrc_check(m, pkt->l3_off))
+		err = DROCE_PARSE_BAD_ICRC;
+	return err;
+}
+
+unsigned
+droce_l3_hdr_len(const struct droce_l3_addr *a)
+{
+	return (unsigned)(sizeof(struct rte_ether_hdr) +
+			  (a->vlan_tci ? sizeof(struct rte_vlan_hdr) : 0) +
+			  (a->ipv6 ? sizeof(struct rte_ipv6_hdr) :
+				     sizeof(struct rte_ipv4_hdr)) +
+			  sizeof(struct rte_udp_hdr));
+}
+
+static void
+write_ipv4(struct rte_ipv4_hdr *ip, const struct droce_l3_addr *a,
+	   uint32_t udp_len)
+{
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->type_of_service = a->tclass;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + udp_len));
+	ip->packet_id = rte_cpu_to_be_16(a->ip_id);
+	/* RoCE must not be fragmented: the receiver cannot reassemble. */
+	ip->fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = a->ttl;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->hdr_checksum = 0;
+	memcpy(&ip->src_addr, a->sgid + 12, sizeof(ip->src_addr));
+	memcpy(&ip->dst_addr, a->dgid + 12, sizeof(ip->dst_addr));
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+}
+
+static void
+write_ipv6(struct rte_ipv6_hdr *ip, const struct droce_l3_addr *a,
+	   uint32_t udp_len)
+{
+	ip->vtc_flow = rte_cpu_to_be_32((6u << 28) | ((uint32_t)a->tclass << 20) |
+					(a->flow_label & 0xfffff));
+	ip->payload_len = rte_cpu_to_be_16((uint16_t)udp_len);
+	ip->proto = IPPROTO_UDP;
+	ip->hop_limits = a->ttl;
+	memcpy(ip->src_addr, a->sgid, sizeof(ip->src_addr));
+	memcpy(ip->dst_addr, a->dgid, sizeof(ip->dst_addr));
+}
+
+unsigned
+droce_l3_hdr_write(struct rte_mbuf *m, const struct droce_l3_addr *a,
+		   uint32_t l4_payload_len)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
+	uint16_t ether_type = a->ipv6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4;
+	uint32_t udp_len = (uint32_t)sizeof(struct rte_udp_hdr) + l4_payload_len +
+			   DROCE_ICRC_LEN;
+	struct rte_udp_hdr *udp;
+	unsigned off;
+
+	rte_ether_addr_copy(&a->dst_mac, &eth->dst_addr);
+	rte_ether_addr_copy(&a->src_mac, &eth->src_addr);
+	off = sizeof(*eth);
+	if (a->vlan_tci) {
+		struct rte_vlan_hdr *vlan = (struct rte_vlan_hdr *)(p + off);
+
+		eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_VLAN);
+		vlan->vlan_tci = rte_cpu_to_be_16(a->vlan_tci);
+		vlan->eth_proto = rte_cpu_to_be_16(ether_type);
+		off += sizeof(*vlan);
+	} else {
+		eth->ether_type = rte_cpu_to_be_16(ether_type);
+	}
+	if (a->ipv6) {
+		write_ipv6((struct rte_ipv6_hdr *)(p + off), a, udp_len);
+		off += sizeof(struct rte_ipv6_hdr);
+	} else {
+		write_ipv4((struct rte_ipv4_hdr *)(p + off), a, udp_len);
+		off += sizeof(struct rte_ipv4_hdr);
+	}
+	udp = (struct rte_udp_hdr *)(p + off);
+	udp->src_port = rte_cpu_to_be_16(a->udp_sport);
+	udp->dst_port = RTE_BE16(DROCE_UDP_PORT);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)udp_len);
+	udp->dgram_cksum = 0;
+	return off + (unsigned)sizeof(*udp);
+}

@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * RoCEv2 on the wire (IBTA Annex A17): the InfiniBand transport headers
+ * carried in UDP/IP, the opcode table, 24-bit PSN arithmetic, frame
+ * parsing and building, and the ICRC.
+ *
+ * Nothing here keeps state: every function works on the bytes it is given.
+ * All header structures are packed and hold fields in network byte order,
+ * exactly as on the wire.
+ */
+#ifndef DROCE_WIRE_H
+#define DROCE_WIRE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+#include <rte_mbuf.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** UDP destination port of RoCEv2. */
+#define DROCE_UDP_PORT 4791
+/** Size of the invariant CRC that ends every RoCEv2 packet. */
+#define DROCE_ICRC_LEN 4
+/** Default partition key (full membership). */
+#define DROCE_PKEY_DEFAULT 0xffff
+/** QPN mask: queue pair numbers are 24 bits. */
+#define DROCE_QPN_MASK 0xffffffu
+/** PSN mask: packet sequence numbers are 24 bits. */
+#define DROCE_PSN_MASK 0xffffffu
+
+/** Base Transport Header (12 bytes). */
+struct droce_bth {
+	uint8_t opcode;
+	uint8_t flags;     /**< SE(7) MigReq(6) PadCnt(5:4) TVer(3:0) */
+	rte_be16_t pkey;
+	uint8_t resv8a;    /**< FECN(7) BECN(6), masked in the ICRC */
+	uint8_t qpn[3];    /**< destination QP */
+	rte_be32_t apsn;   /**< AckReq(31) resv(30:24) PSN(23:0) */
+} __rte_packed;
+
+#define DROCE_BTH_SE       0x80
+#define DROCE_BTH_MIG      0x40
+#define DROCE_BTH_PAD_SHIFT 4
+#define DROCE_BTH_PAD_MASK 0x30
+#define DROCE_BTH_FECN     0x80
+#define DROCE_BTH_BECN     0x40
+#define DROCE_BTH_ACKREQ   0x80000000u
+
+/** RDMA Extended Transport Header (16 bytes). */
+struct droce_reth {
+	rte_be64_t va;
+	rte_be32_t rkey;
+	rte_be32_t len;
+} __rte_packed;
+
+/** ACK Extended Transport Header (4 bytes). */
+struct droce_aeth {
+	rte_be32_t smsn;   /**< syndrome(31:24) MSN(23:0) */
+} __rte_packed;
+
+/** Atomic Extended Transport Header (28 bytes). */
+struct droce_atomic_eth {
+	rte_be64_t va;
+	rte_be32_t rkey;
+	rte_be64_t swap_add;
+	rte_be64_t compare;
+} __rte_packed;
+
+/** Atomic ACK Extended Transport Header (8 bytes). */
+struct droce_atomic_ack_eth {
+	rte_be64_t orig;
+} __rte_packed;
+
+/** Immediate data (4 bytes), kept in network order end to end. */
+struct droce_immdt {
+	rte_be32_t imm;
+} __rte_packed;
+
+/** Invalidate Extended Transport Header (4 bytes). */
+struct droce_ieth {
+	rte_be32_t rkey;
+} __rte_packed;
+
+/** Datagram Extended Transport Header (8 bytes). */
+struct droce_deth {
+	rte_be32_t qkey;
+	uint8_t resv;
+	uint8_t sqpn[3];
+} __rte_packed;
+
+/** XRC Extended Transport Header (4 bytes). */
+struct droce_xrceth {
+	uint8_t resv;
+	uint8_t srqn[3];
+} __rte_packed;
+
+/** AETH syndromes (bits 7:5 say which kind, 4:0 the value). */
+enum droce_aeth_type {
+	DROCE_AETH_ACK = 0x00,     /**< value: credit count */
+	DROCE_AETH_RNR_NAK = 0x20, /**< value: RNR timer code */
+	DROCE_AETH_NAK = 0x60,     /**< value: NAK code */
+};
+#define DROCE_AETH_TYPE_MASK 0xe0
+#define DROCE_AETH_VALUE_MASK 0x1f
+/** "No end-to-end credits": the credit count rxe and most NICs send. */
+#define DROCE_AETH_CREDIT_INVALID 0x1f
+
+/** NAK codes (AETH value with type DROCE_AETH_NAK). */
+enum droce_nak_code {
+	DROCE_NAK_PSN_SEQ_ERR = 0,
+	DROCE_NAK_INVALID_REQ = 1,
+	DROCE_NAK_REM_ACCESS_ERR = 2,
+	DROCE_NAK_REM_OP_ERR = 3,
+	DROCE_NAK_INVALID_RD_REQ = 4,
+};
+
+/** Opcodes: service in bits 7:5, operation in 4:0. */
+enum droce_opcode {
+	DROCE_OP_SEND_FIRST = 0x00,
+	DROCE_OP_SEND_MIDDLE = 0x01,
+	DROCE_OP_SEND_LAST = 0x02,
+	DROCE_OP_SEND_LAST_IMM = 0x03,
+	DROCE_OP_SEND_ONLY = 0x04,
+	DROCE_OP_SEND_ONLY_IMM = 0x05,
+	DROCE_OP_WRITE_FIRST = 0x06,
+	DROCE_OP_WRITE_MIDDLE = 0x07,
+	DROCE_OP_WRITE_LAST = 0x08,
+	DROCE_OP_WRITE_LAST_IMM = 0x09,
+	DROCE_OP_WRITE_ONLY = 0x0a,
+	DROCE_OP_WRITE_ONLY_IMM = 0x0b,
+	DROCE_OP_READ_REQUEST = 0x0c,
+	DROCE_OP_READ_RESP_FIRST = 0x0d,
+	DROCE_OP_READ_RESP_MIDDLE = 0x0e,
+	DROCE_OP_READ_RESP_LAST = 0x0f,
+	DROCE_OP_READ_RESP_ONLY = 0x10,
+	DROCE_OP_ACK = 0x11,
+	DROCE_OP_ATOMIC_ACK = 0x12,
+	DROCE_OP_CMP_SWAP = 0x13,
+	DROCE_OP_FETCH_ADD = 0x14,
+	DROCE_OP_SEND_LAST_INV = 0x16,
+	DROCE_OP_SEND_ONLY_INV = 0x17,
+};
+
+/** Transport service of an opcode (its top three bits). */
+enum droce_service {
+	DROCE_SVC_RC = 0x00,
+	DROCE_SVC_UC = 0x20,
+	DROCE_SVC_RD = 0x40,
+	DROCE_SVC_UD = 0x60,
+	DROCE_SVC_CNP = 0x80,
+	DROCE_SVC_XRC = 0xa0,
+};
+#define DROCE_SVC_MASK 0xe0
+#define DROCE_OP_MASK 0x1f
+/** Congestion Notification Packet opcode (RoCEv2). */
+#define DROCE_OPCODE_CNP 0x81
+
+/** Flags of an opcode table entry. */
+enum droce_opf {
+	DROCE_OPF_RETH = 1u << 0,
+	DROCE_OPF_AETH = 1u << 1,
+	DROCE_OPF_ATMETH = 1u << 2,
+	DROCE_OPF_ATMACK = 1u << 3,
+	DROCE_OPF_IMMDT = 1u << 4,
+	DROCE_OPF_IETH = 1u << 5,
+	DROCE_OPF_DETH = 1u << 6,
+	DROCE_OPF_XRCETH = 1u << 7,
+	DROCE_OPF_PAYLOAD = 1u << 8,  /**< carries payload (may be 0 bytes) */
+	DROCE_OPF_REQ = 1u << 9,      /**< request, handled by a responder */
+	DROCE_OPF_RESP = 1u << 10,    /**< response, handled by a completer */
+	DROCE_OPF_FIRST = 1u << 11,
+	DROCE_OPF_MIDDLE = 1u << 12,
+	DROCE_OPF_LAST = 1u << 13,
+	DROCE_OPF_ONLY = DROCE_OPF_FIRST | DROCE_OPF_LAST,
+	DROCE_OPF_SEND = 1u << 14,
+	DROCE_OPF_WRITE = 1u << 15,
+	DROCE_OPF_READ = 1u << 16,
+	DROCE_OPF_ATOMIC = 1u << 17,
+	DROCE_OPF_ACK = 1u << 18,     /**< ACK, NAK or ATOMIC ACK */
+	DROCE_OPF_CNP = 1u << 19,
+};
+
+/** Which extension header, as an index into droce_opcode_info.off[]. */
+enum droce_hdr {
+	DROCE_HDR_BTH,
+	DROCE_HDR_DETH,
+	DROCE_HDR_XRCETH,
+	DROCE_HDR_RETH,
+	DROCE_HDR_ATMETH,
+	DROCE_HDR_IMMDT,
+	DROCE_HDR_IETH,
+	DROCE_HDR_AETH,
+	DROCE_HDR_ATMACK,
+	DROCE_HDR_PAYLOAD,
+	DROCE_HDR_NUM
+};
+
+/** One row of the opcode table: everything the wire says about an opcode. */
+struct droce_opcode_info {
+	const char *name;      /**< NULL for opcodes that are not defined */
+	uint32_t flags;        /**< DROCE_OPF_* */
+	uint8_t hdr_len;       /**< BTH and every extension header, in bytes */
+	/** Offset of each header from the start of the BTH (0 when absent,
+	 *  except BTH itself); off[DROCE_HDR_PAYLOAD] == hdr_len. */
+	uint8_t off[DROCE_HDR_NUM];
+};
+
+/** The opcode table, indexed by the 8-bit BTH opcode. */
+extern const struct droce_opcode_info droce_opcode_table[256];
+
+/** True when @p opcode is one droce knows (its table row has a name). */
+static inline bool
+droce_opcode_valid(uint8_t opcode)
+{
+	return droce_opcode_table[opcode].name != NULL;
+}
+
+/* ---- 24-bit PSN arithmetic ---- */
+
+/** @return a - b as a signed distance in the 24-bit PSN space. */
+static inline int32_t
+droce_psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+/** @return psn + n, wrapped to 24 bits. */
+static inline uint32_t
+droce_psn_add(uint32_t psn, uint32_t n)
+{
+	return (psn + n) & DROCE_PSN_MASK;
+}
+
+/* ---- byte helpers for the 24-bit fields ---- */
+
+static inline uint32_t
+droce_get24(const uint8_t b[3])
+{
+	return ((uint32_t)b[0] << 16) | ((uint32_t)b[1] << 8) | b[2];
+}
+
+static inline void
+droce_put24(uint8_t b[3], uint32_t v)
+{
+	b[0] = (uint8_t)(v >> 16);
+	b[1] = (uint8_t)(v >> 8);
+	b[2] = (uint8_t)v;
+}
+
+/* ---- BTH accessors ---- */
+
+static inline uint32_t droce_bth_qpn(const struct droce_bth *b) { return droce_get24(b->qpn); }
+static inline uint32_t droce_bth_psn(const struct droce_bth *b)
+{ return rte_be_to_cpu_32(b->apsn) & DROCE_PSN_MASK; }
+static inline bool droce_bth_ackreq(const struct droce_bth *b)
+{ return (rte_be_to_cpu_32(b->apsn) & DROCE_BTH_ACKREQ) != 0; }
+static inline unsigned droce_bth_pad(const struct droce_bth *b)
+{ return (b->flags & DROCE_BTH_PAD_MASK) >> DROCE_BTH_PAD_SHIFT; }
+static inline bool droce_bth_se(const struct droce_bth *b) { return (b->flags & DROCE_BTH_SE) != 0; }
+
+/** Fill a BTH. @p pad is the pad count (0..3), TVer is 0. */
+static inline void
+droce_bth_set(struct droce_bth *b, uint8_t opcode, bool se, unsigned pad,
+	      uint16_t pkey, uint32_t dqpn, bool ackreq, uint32_t psn)
+{
+	b->opcode = opcode;
+	b->flags = (uint8_t)((se ? DROCE_BTH_SE : 0) | ((pad << DROCE_BTH_PAD_SHIFT) & DROCE_BTH_PAD_MASK));
+	b->pkey = rte_cpu_to_be_16(pkey);
+	b->resv8a = 0;
+	droce_put24(b->qpn, dqpn);
+	b->apsn = rte_cpu_to_be_32((ackreq ? DROCE_BTH_ACKREQ : 0) | (psn & DROCE_PSN_MASK));
+}
+
+static inline uint8_t droce_aeth_syndrome(const struct droce_aeth *a)
+{ return (uint8_t)(rte_be_to_cpu_32(a->smsn) >> 24); }
+static inline uint32_t droce_aeth_msn(const struct droce_aeth *a)
+{ return rte_be_to_cpu_32(a->smsn) & 0xffffff; }
+static inline void droce_aeth_set(struct droce_aeth *a, uint8_t syndrome, uint32_t msn)
+{ a->smsn = rte_cpu_to_be_32(((uint32_t)syndrome << 24) | (msn & 0xffffff)); }
+
+/* ---- whole frames ---- */
+
+/** The addresses and L2/L3 choices of one RoCEv2 packet. */
+struct droce_l3_addr {
+	bool ipv6;
+	struct rte_ether_addr src_mac, dst_mac;
+	uint16_t vlan_tci;       /**< 0: untagged */
+	uint8_t tclass;          /**< IPv4 TOS / IPv6 traffic class */
+	uint8_t ttl;             /**< IPv4 TTL / IPv6 hop limit */
+	uint32_t flow_label;     /**< IPv6 only (20 bits) */
+	uint16_t ip_id;          /**< IPv4 only */
+	uint16_t udp_sport;
+	uint8_t sgid[16], dgid[16]; /**< IPv4 as IPv4-mapped GIDs (::ffff:a.b.c.d) */
+};
+
+/**
+ * What parsing found in one frame. Offsets count from the start of the
+ * frame (the Ethernet header) in the first segment; the BTH and every
+ * extension header lie in the first segment, payload may continue in
+ * chained segments.
+ */
+struct droce_pkt {
+	const struct droce_opcode_info *op;
+	uint8_t opcode;
+	uint8_t pad;             /**< pad count from the BTH */
+	bool ipv6;
+	uint16_t vlan_tci;       /**< 0 when untagged */
+	uint16_t l3_off;
+	uint16_t l4_off;
+	uint16_t bth_off;
+	uint16_t payload_off;
+	uint32_t payload_len;    /**< without pad and ICRC */
+	uint32_t qpn;            /**< destination QP */
+	uint32_t psn;
+	uint16_t udp_sport;
+	uint8_t sgid[16], dgid[16];
+	struct rte_ether_addr src_mac;
+};
+
+/** Why droce_pkt_parse() rejected a frame. */
+enum droce_parse_err {
+	DROCE_PARSE_OK = 0,
+	DROCE_PARSE_NOT_ROCE,    /**< not IPv4/IPv6 UDP to port 4791 */
+	DROCE_PARSE_MALFORMED,   /**< truncated, bad lengths, bad version */
+	DROCE_PARSE_BAD_OPCODE,  /**< opcode droce does not know */
+	DROCE_PARSE_BAD_ICRC,
+};
+
+/**
+ * Parse a received frame: Ethernet (with an optional 802.1Q tag), IPv4 or
+ * IPv6, UDP to port 4791, BTH and the extension headers the opcode table
+ * names. Checks every length; verifies the ICRC when @p check_icrc.
+ * Ethernet padding after the IP packet is allowed. A UDP-4791 first
+ * fragment is malformed; a later fragment, which has no UDP header, and
+ * IPv6 with extension headers are not RoCE.
+ * @return DROCE_PARSE_OK and @p pkt filled, or the reason it was rejected.
+ */
+enum droce_parse_err droce_pkt_parse(struct rte_mbuf *m, struct droce_pkt *pkt,
+				     bool check_icrc);
+
+/** Pointer to header @p h of a parsed packet (NULL when the opcode has none). */
+static inline void *
+droce_pkt_hdr(const struct rte_mbuf *m, const struct droce_pkt *pkt, enum droce_hdr h)
+{
+	if (h != DROCE_HDR_BTH && pkt->op->off[h] == 0)
+		return NULL;
+	return rte_pktmbuf_mtod_offset(m, uint8_t *, pkt->bth_off + pkt->op->off[h]);
+}
+
+/** Bytes from the Ethernet header to the BTH for these addresses. */
+unsigned droce_l3_hdr_len(const struct droce_l3_addr *a);
+
+/**
+ * Write Ethernet (+VLAN), IP and UDP headers at the start of @p m's data
+ * for a RoCEv2 packet whose BTH, extension headers, payload and pad take
+ * @p l4_payload_len bytes (the ICRC excluded). IPv4 header checksum is
+ * computed; the UDP checksum is 0, as RoCEv2 allows.
+ * @return the offset of the BTH.
+ */
+unsigned droce_l3_hdr_write(struct rte_mbuf *m, const struct droce_l3_addr *a,
+			    uint32_t l4_payload_len);
+
+/**
+ * Compute the ICRC of a complete frame (Ethernet header to the end of pad;
+ * the 4 ICRC bytes are not read) whose IP header starts at @p l3_off.
+ * The packet ends where the IP header's length says (that length counts
+ * the ICRC), so Ethernet padding after it is ignored; the IP, UDP and BTH
+ * headers must lie in the first segment.
+ * Follows Annex A17: 8 bytes of ones, the IP header with TOS/TTL (or
+ * traffic class/flow label/hop limit) and checksum masked to ones, the UDP
+ * header with its checksum masked, the BTH with resv8a masked, the rest
+ * as is. Works on chained mbufs. The masked bytes are masked in place
+ * (and the 8 bytes before the IP header overwritten with ones) so that a
+ * single rte_net_crc call covers the whole packet; every byte is restored
+ * before return.
+ * @return the ICRC as a host-order value; it is sent little-endian.
+ *         0 when the frame is too short for the headers it names.
+ */
+uint32_t droce_icrc_calc(struct rte_mbuf *m, uint16_t l3_off);
+
+/**
+ * Append the ICRC to a frame built without it (grows the last segment).
+ * @return 0, -EINVAL when the frame does not end where its IP length
+ *         (ICRC included) says, or -ENOMEM when the last segment is full.
+ */
+int droce_icrc_append(struct rte_mbuf *m, uint16_t l3_off);
+
+/**
+ * @return true when the 4 bytes where the IP length ends the packet hold
+ *         its correct ICRC (the last 4 bytes of a frame without padding).
+ */
+bool droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off);
+
+/**
+ * Choose the fastest CRC32 rte_net_crc offers on this CPU (AVX-512 with
+ * VPCLMULQDQ where present: it raises the EAL's max SIMD width to 512).
+ * Call once after rte_eal_init() and before anything else uses
+ * rte_net_crc (it keeps the SIMD width it saw first).
+ * @return the name of the path chosen: "avx512", "sse42" or "scalar".
+ */
+const char *droce_icrc_init(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DROCE_WIRE_H */

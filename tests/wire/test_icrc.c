@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The ICRC on chained mbufs, appending it, and frames built with
+ * droce_l3_hdr_write() (VLAN, IPv4, IPv6) parsed back.
+ */
+#include <string.h>
+#include <zlib.h>
+
+#include <rte_net_crc.h>
+
+#include "wire_test.h"
+
+/* droce_icrc joins rte_net_crc results with zlib: they must agree. */
+START_TEST(test_crc_is_zlib)
+{
+	static uint8_t buf[9000];
+	uint32_t x = 2463534242u;
+
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		buf[i] = (uint8_t)x;
+	}
+	ck_assert_uint_eq(rte_net_crc_calc("123456789", 9, RTE_NET_CRC32_ETH), 0xcbf43926);
+	for (uint32_t off = 0; off < 4; off++)
+		for (uint32_t len = 1; len <= 300; len++)
+			ck_assert_uint_eq(rte_net_crc_calc(buf + off, len, RTE_NET_CRC32_ETH),
+					  crc32(0, buf + off, len));
+	ck_assert_uint_eq(rte_net_crc_calc(buf, 4154, RTE_NET_CRC32_ETH),
+			  crc32(0, buf, 4154));
+	ck_assert_uint_eq(rte_net_crc_calc(buf + 1, 8999, RTE_NET_CRC32_ETH),
+			  crc32(0, buf + 1, 8999));
+}
+END_TEST
+
+/* The whole frame of @p m equals @p d: the ICRC put every byte back. */
+static void
+assert_frame(const struct rte_mbuf *m, const uint8_t *d, uint32_t len)
+{
+	static uint8_t copy[TEST_MBUF_DATA];
+	const void *p;
+
+	ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), len);
+	p = rte_pktmbuf_read(m, 0, len, copy);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_mem_eq(p, d, len);
+}
+
+/* Split at @p cuts: the ICRC and the parse must not change. */
+static void
+check_split(const uint8_t *d, uint32_t len, const struct droce_pkt *want,
+	    uint32_t icrc, const uint32_t *cuts, unsigned ncuts)
+{
+	struct rte_mbuf *m = test_mbuf_split(d, len, cuts, ncuts);
+	struct droce_pkt pkt;
+	enum droce_parse_err err;
+	uint32_t first = cuts[0];
+
+	if (first >= want->bth_off + sizeof(struct droce_bth)) {
+		ck_assert_uint_eq(droce_icrc_calc(m, want->l3_off), icrc);
+		ck_assert(droce_icrc_check(m, want->l3_off));
+	} else {
+		/* The masked headers must be in the first segment. */
+		ck_assert(!droce_icrc_check(m, want->l3_off));
+	}
+	assert_frame(m, d, len);
+	err = droce_pkt_parse(m, &pkt, true);
+	if (first >= want->payload_off) {
+		ck_assert_int_eq(err, DROCE_PARSE_OK);
+		ck_assert_uint_eq(pkt.payload_off, want->payload_off);
+		ck_assert_uint_eq(pkt.payload_len, want->payload_len);
+		ck_assert_uint_eq(pkt.psn, want->psn);
+	} else {
+		ck_assert_int_eq(err, DROCE_PARSE_MALFORMED);
+	}
+	assert_frame(m, d, len);
+	rte_pktmbuf_free(m);
+}
+
+/* Every 2-way split (every @p step bytes), and 3-way ones around the ICRC. */
+static void
+check_chained(const uint8_t *d, uint32_t len, uint32_t step)
+{
+	struct rte_mbuf *m = test_mbuf(d, len);
+	struct droce_pkt want;
+	uint32_t icrc, wire;
+
+	ck_assert_int_eq(droce_pkt_parse(m, &want, true), DROCE_PARSE_OK);
+	icrc = droce_icrc_calc(m, want.l3_off);
+	rte_pktmbuf_free(m);
+	memcpy(&wire, d + len - DROCE_ICRC_LEN, sizeof(wire));
+	ck_assert_uint_eq(icrc, rte_le_to_cpu_32(wire));
+
+	for (uint32_t c = 1; c < len; c += step)
+		check_split(d, len, &want, icrc, &c, 1);
+	for (uint32_t c = want.payload_off; c < len; c += step) {
+		/* Second cut anywhere after, the ICRC split, an empty segment. */
+		const uint32_t seconds[] = { c, c + 1, (c + len) / 2, len - 3, len - 1 };
+
+		for (size_t j = 0; j < RTE_DIM(seconds); j++) {
+			uint32_t cuts[2] = { c, seconds[j] };
+
+			if (cuts[1] >= c && cuts[1] < len)
+				check_split(d, len, &want, icrc, cuts, 2);
+		}
+	}
+}
+
+START_TEST(test_chained)
+{
+	struct pcap_file f;
+
+	test_pcap_load("roce-v2.pcap", &f);
+	for (size_t i = 0; i < f.n; i++)
+		check_chained(f.frames[i].data, f.frames[i].len, 1);
+	pcap_free(&f);
+	/* A READ response with AETH and a 4096-byte SEND, coarser. */
+	test_pcap_load("rxe-rc-read.pcap", &f);
+	check_chained(f.frames[5].data, f.frames[5].len, 13);
+	pcap_free(&f);
+	test_pcap_load("rxe-rc-mtu4096.pcap", &f);
+	check_chained(f.frames[0].data, f.frames[0].len, 97);
+	pcap_free(&f);
+}
+END_TEST
+
+/* A WRITE_ONLY with a RETH and @p payload bytes, in @p l4. */
+static uint32_t
+write_only(uint8_t *l4, uint32_t payload)
+{
+	struct droce_reth *reth = (struct droce_reth *)(l4 + sizeof(struct droce_bth));
+
+	droce_bth_set((struct droce_bth *)l4, DROCE_OP_WRITE_ONLY, false, 0,
+		      DROCE_PKEY_DEFAULT, 0xabcdef, true, 0xfffffe);
+	reth->va = rte_cpu_to_be_64(0x7f0012345000);
+	reth->rkey = rte_cpu_to_be_32(0x1234);
+	reth->len = rte_cpu_to_be_32(payload);
+	for (uint32_t i = 0; i < payload; i++)
+		l4[28 + i] = (uint8_t)(i * 7);
+	return 28 + payload;
+}
+
+START_TEST(test_append)
+{
+	static uint8_t l4[TEST_MBUF_DATA];
+	struct droce_l3_addr a;
+	struct rte_mbuf *m, *seg;
+	uint32_t l4_len = write_only(l4, 600);
+	unsigned hdr;
+	uint8_t *p;
+
+	test_addr(&a, false, 0);
+	hdr = droce_l3_hdr_len(&a);
+
+	/* Headers in one segment, payload in a second: the ICRC goes there. */
+	m = rte_pktmbuf_alloc(test_pool);
+	seg = rte_pktmbuf_alloc(test_pool);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_nonnull(seg);
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hdr + 28));
+	ck_assert_ptr_nonnull(p);
+	droce_l3_hdr_write(m, &a, l4_len);
+	memcpy(p + hdr, l4, 28);
+	p = (uint8_t *)rte_pktmbuf_append(seg, (uint16_t)(l4_len - 28));
+	ck_assert_ptr_nonnull(p);
+	memcpy(p, l4 + 28, l4_len - 28);
+	ck_assert_int_eq(rte_pktmbuf_chain(m, seg), 0);
+	ck_assert_int_eq(droce_icrc_append(m, 14), 0);
+	ck_assert_uint_eq(rte_pktmbuf_data_len(seg), l4_len - 28 + DROCE_ICRC_LEN);
+	ck_assert(droce_icrc_check(m, 14));
+	{
+		struct rte_mbuf *one = test_build(&a, l4, l4_len);
+
+		ck_assert_uint_eq(droce_icrc_calc(m, 14), droce_icrc_calc(one, 14));
+		assert_frame(m, rte_pktmbuf_mtod(one, uint8_t *), rte_pktmbuf_pkt_len(one));
+		rte_pktmbuf_free(one);
+	}
+	/* A changed payload byte is caught. */
+	*rte_pktmbuf_mtod_offset(seg, uint8_t *, 100) ^= 0x10;
+	ck_assert(!droce_icrc_check(m, 14));
+	/* Appending twice: the IP length no longer ends the frame. */
+	ck_assert_int_eq(droce_icrc_append(m, 14), -EINVAL);
+	rte_pktmbuf_free(m);
+
+	/* The IP length says more than the frame holds. */
+	m = rte_pktmbuf_alloc(test_pool);
+	ck_assert_ptr_nonnull(rte_pktmbuf_append(m, (uint16_t)(hdr + l4_len - 4)));
+	droce_l3_hdr_write(m, &a, l4_len);
+	ck_assert_int_eq(droce_icrc_append(m, 14), -EINVAL);
+	ck_assert_uint_eq(droce_icrc_calc(m, 14), 0);
+	ck_assert_int_eq(droce_icrc_append(m, 0), -EINVAL);
+	rte_pktmbuf_free(m);
+
+	/* No room for the ICRC. */
+	m = rte_pktmbuf_alloc(test_pool);
+	l4_len = rte_pktmbuf_tailroom(m) - hdr - 2;
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hdr + l4_len));
+	ck_assert_ptr_nonnull(p);
+	droce_l3_hdr_write(m, &a, l4_len);
+	memcpy(p + hdr, l4, l4_len);
+	ck_assert_int_eq(droce_icrc_append(m, 14), -ENOMEM);
+	rte_pktmbuf_free(m);
+}
+END_TEST
+
+/* Build with droce_l3_hdr_write(), check the bytes, parse it back. */
+static void
+check_build(bool ipv6, uint16_t vlan)
+{
+	static uint8_t l4[256];
+	const uint32_t l4_len = write_only(l4, 100);
+	const uint32_t udp_len = 8 + l4_len + DROCE_ICRC_LEN;
+	const unsigned l3 = vlan ? 18 : 14;
+	struct droce_l3_addr a;
+	struct droce_pkt pkt;
+	struct rte_mbuf *m;
+	const uint8_t *p;
+	const struct rte_udp_hdr *udp;
+
+	test_addr(&a, ipv6, vlan);
+	ck_assert_uint_eq(droce_l3_hdr_len(&a), l3 + (ipv6 ? 40 : 20) + 8);
+	m = test_build(&a, l4, l4_len);
+	p = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	ck_assert_mem_eq(p, a.dst_mac.addr_bytes, 6);
+	ck_assert_mem_eq(p + 6, a.src_mac.addr_bytes, 6);
+	if (vlan) {
+		ck_assert_uint_eq(p[12] << 8 | p[13], RTE_ETHER_TYPE_VLAN);
+		ck_assert_uint_eq(p[14] << 8 | p[15], vlan);
+	}
+	ck_assert_uint_eq(p[l3 - 2] << 8 | p[l3 - 1],
+			  ipv6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
+	if (ipv6) {
+		const struct rte_ipv6_hdr *ip = (const void *)(p + l3);
+
+		ck_assert_uint_eq(rte_be_to_cpu_32(ip->vtc_flow),
+				  6u << 28 | 0x68u << 20 | 0xabcde);
+		ck_assert_uint_eq(rte_be_to_cpu_16(ip->payload_len), udp_len);
+		ck_assert_uint_eq(ip->proto, IPPROTO_UDP);
+		ck_assert_uint_eq(ip->hop_limits, 17);
+		ck_assert_mem_eq(ip->src_addr, a.sgid, 16);
+		ck_assert_mem_eq(ip->dst_addr, a.dgid, 16);
+		udp = (const void *)(ip + 1);
+	} else {
+		const struct rte_ipv4_hdr *ip = (const void *)(p + l3);
+
+		ck_assert_uint_eq(ip->version_ihl, 0x45);
+		ck_assert_uint_eq(ip->type_of_service, 0x68);
+		ck_assert_uint_eq(rte_be_to_cpu_16(ip->total_length), 20 + udp_len);
+		ck_assert_uint_eq(rte_be_to_cpu_16(ip->packet_id), 0x4321);
+		ck_assert_uint_eq(rte_be_to_cpu_16(ip->fragment_offset), RTE_IPV4_HDR_DF_FLAG);
+		ck_assert_uint_eq(ip->time_to_live, 17);
+		ck_assert_uint_eq(ip->next_proto_id, IPPROTO_UDP);
+		/* A correct header sums to all ones. */
+		ck_assert_uint_eq(rte_raw_cksum(ip, sizeof(*ip)), 0xffff);
+		ck_assert_mem_eq(&ip->src_addr, a.sgid + 12, 4);
+		ck_assert_mem_eq(&ip->dst_addr, a.dgid + 12, 4);
+		udp = (const void *)(ip + 1);
+	}
+	ck_assert_uint_eq(rte_be_to_cpu_16(udp->src_port), a.udp_sport);
+	ck_assert_uint_eq(rte_be_to_cpu_16(udp->dst_port), DROCE_UDP_PORT);
+	ck_assert_uint_eq(rte_be_to_cpu_16(udp->dgram_len), udp_len);
+	ck_assert_uint_eq(udp->dgram_cksum, 0);
+
+	ck_assert_int_eq(droce_pkt_parse(m, &pkt, true), DROCE_PARSE_OK);
+	ck_assert_uint_eq(pkt.ipv6, ipv6);
+	ck_assert_uint_eq(pkt.vlan_tci, vlan);
+	ck_assert_uint_eq(pkt.l3_off, l3);
+	ck_assert_uint_eq(pkt.bth_off, droce_l3_hdr_len(&a));
+	ck_assert_uint_eq(pkt.opcode, DROCE_OP_WRITE_ONLY);
+	ck_assert_uint_eq(pkt.qpn, 0xabcdef);
+	ck_assert_uint_eq(pkt.psn, 0xfffffe);
+	ck_assert_uint_eq(pkt.payload_len, 100);
+	ck_assert_uint_eq(pkt.payload_off, pkt.bth_off + 28);
+	ck_assert_uint_eq(pkt.udp_sport, a.udp_sport);
+	ck_assert_mem_eq(pkt.sgid, a.sgid, 16);
+	ck_assert_mem_eq(pkt.dgid, a.dgid, 16);
+	ck_assert(rte_is_same_ether_addr(&pkt.src_mac, &a.src_mac));
+	ck_assert_uint_eq(rte_be_to_cpu_64(((const struct droce_reth *)
+			  droce_pkt_hdr(m, &pkt, DROCE_HDR_RETH))->va), 0x7f0012345000);
+	ck_assert_ptr_null(droce_pkt_hdr(m, &pkt, DROCE_HDR_AETH));
+	rte_pktmbuf_free(m);
+}
+
+START_TEST(test_build_frames)
+{
+	check_build(false, 0);
+	check_build(false, 0x2064);
+	check_build(true, 0);
+	check_build(true, 0x0fff);
+}
+END_TEST
+
+Suite *
+suite_icrc(void)
+{
+	Suite *s = suite_create("icrc");
+	TCase *tc = tcase_create("icrc");
+
+	tcase_add_test(tc, test_crc_is_zlib);
+	tcase_add_test(tc, test_chained);
+	tcase_add_test(tc, test_append);
+	tcase_add_test(tc, test_build_frames);
+	suite_add_tcase(s, tc);
+	return s;
+}
