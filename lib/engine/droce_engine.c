@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_service.h>
+#include <rte_service_component.h>
+
+#include "droce_engine.h"
+#include "droce_port.h"
+
+#define RX_BURST 32
+/* Empty iterations before an idle engine starts to sleep: long enough to
+ * keep latency low under load, short enough to free the core soon. */
+#define IDLE_SPIN 2048
+
+static void
+engine_release(struct droce_qp *qp)
+{
+	__atomic_sub_fetch(&qp->engine_refs, 1, __ATOMIC_RELEASE);
+}
+
+void
+droce_engine_activate(struct droce_engine *e, struct droce_qp *qp)
+{
+	if (qp->active || __atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
+		return;
+	qp->active = true;
+	__atomic_add_fetch(&qp->engine_refs, 1, __ATOMIC_RELAXED);
+	TAILQ_INSERT_TAIL(&e->active, qp, active_link);
+}
+
+void
+droce_engine_kick(struct droce_engine *e, struct droce_qp *qp)
+{
+	if (__atomic_exchange_n(&qp->kicked, 1, __ATOMIC_ACQ_REL))
+		return;
+	__atomic_add_fetch(&qp->engine_refs, 1, __ATOMIC_RELAXED);
+	/* The ring holds every QP of the device at most once: it cannot fill. */
+	while (rte_ring_mp_enqueue(e->kicks, qp) != 0)
+		rte_pause();
+}
+
+static void
+engine_take_kicks(struct droce_engine *e)
+{
+	void *qps[RX_BURST];
+	unsigned n, i;
+
+	n = rte_ring_sc_dequeue_burst(e->kicks, qps, RX_BURST, NULL);
+	for (i = 0; i < n; i++) {
+		struct droce_qp *qp = qps[i];
+
+		/* Clear first: a post that lands after this re-kicks. */
+		__atomic_store_n(&qp->kicked, 0, __ATOMIC_RELEASE);
+		droce_engine_activate(e, qp);
+		engine_release(qp);
+	}
+}
+
+/*
+ * Resolve the QP's destination once (ARP may take a few iterations).
+ * @return true when the QP can send.
+ */
+static bool
+engine_route(struct droce_engine *e, struct droce_qp *qp)
+{
+	const struct ibv_global_route *grh = &qp->av.attr.grh;
+	int rc;
+
+	if (qp->av.routed)
+		return true;
+	rc = droce_port_route(e->port, grh->sgid_index, grh->dgid.raw, &qp->av.l3);
+	if (rc == -EAGAIN)
+		return false;
+	if (rc != 0) {
+		droce_qp_fatal(qp, IBV_WC_RETRY_EXC_ERR);
+		return false;
+	}
+	qp->av.l3.ttl = grh->hop_limit != 0 ? grh->hop_limit : 64;
+	qp->av.l3.tclass = grh->traffic_class;
+	qp->av.l3.flow_label = grh->flow_label;
+	qp->av.routed = true;
+	return true;
+}
+
+static bool
+engine_serve_qp(struct droce_engine *e, struct droce_qp *qp)
+{
+	enum ibv_qp_state st = droce_qp_state(qp);
+	bool more = false;
+
+	switch (st) {
+	case IBV_QPS_RTS:
+	case IBV_QPS_SQD:
+	case IBV_QPS_RTR:
+		if (!engine_route(e, qp))
+			return droce_qp_state(qp) != IBV_QPS_ERR || engine_serve_qp(e, qp);
+		if (st != IBV_QPS_RTR)
+			more |= droce_req_run(&e->tx, qp);
+		more |= droce_resp_run(&e->tx, qp);
+		break;
+	case IBV_QPS_ERR:
+		droce_qp_flush(qp);
+		break;
+	default:
+		break;
+	}
+	return more;
+}
+
+static void
+engine_deactivate(struct droce_engine *e, struct droce_qp *qp)
+{
+	TAILQ_REMOVE(&e->active, qp, active_link);
+	qp->active = false;
+	engine_release(qp);
+}
+
+static unsigned
+engine_run_active(struct droce_engine *e)
+{
+	struct droce_qp *qp, *next;
+	unsigned work = 0;
+
+	for (qp = TAILQ_FIRST(&e->active); qp != NULL; qp = next) {
+		next = TAILQ_NEXT(qp, active_link);
+		/* A QP being destroyed is let go of even when the link is stuck. */
+		if (__atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE)) {
+			engine_deactivate(e, qp);
+			continue;
+		}
+		if (droce_tx_room(&e->tx) == 0)
+			continue;
+		work++;
+		if (!engine_serve_qp(e, qp))
+			engine_deactivate(e, qp);
+	}
+	return work;
+}
+
+static void
+engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
+{
+	struct droce_pkt *pkt = droce_pkt_of(m);
+	struct droce_qp *qp = droce_qp_table_lookup(e->qpt, pkt->qpn);
+	enum ibv_qp_state st;
+
+	if (qp == NULL || __atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE)) {
+		e->stats.rx_unknown_qpn++;
+		return;
+	}
+	qp->stats.rx_pkts++;
+	st = droce_qp_state(qp);
+	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD &&
+	    st != IBV_QPS_SQE) {
+		e->stats.rx_bad_state++;
+		qp->stats.dropped++;
+		return;
+	}
+	if (pkt->op->flags & DROCE_OPF_REQ)
+		droce_resp_rx(&e->tx, qp, m, pkt);
+	else if (st != IBV_QPS_RTR)
+		droce_comp_rx(&e->tx, qp, m, pkt);
+	else
+		e->stats.rx_bad_state++;
+	droce_engine_activate(e, qp);
+}
+
+/*
+ * Send what is staged. A link that takes nothing for TX_STALL_MS (a peer
+ * that went away) has its backlog dropped: the reliable services resend,
+ * and the engine keeps running its timers instead of waiting forever.
+ */
+#define TX_STALL_MS 10
+
+static unsigned
+engine_flush_tx(struct droce_engine *e)
+{
+	uint16_t sent;
+
+	if (e->tx.n == 0)
+		return 0;
+	sent = droce_port_tx(e->port, e->tx.pkts, e->tx.n);
+	if (sent < e->tx.n)
+		memmove(e->tx.pkts, e->tx.pkts + sent, (e->tx.n - sent) * sizeof(e->tx.pkts[0]));
+	e->tx.n -= sent;
+	if (sent > 0 || e->tx.n == 0) {
+		e->tx_stall_tsc = 0;
+	} else if (e->tx_stall_tsc == 0) {
+		e->tx_stall_tsc = e->tx.now;
+	} else if (e->tx.now - e->tx_stall_tsc > rte_get_tsc_hz() / 1000 * TX_STALL_MS) {
+		e->stats.tx_stall_drops += e->tx.n;
+		rte_pktmbuf_free_bulk(e->tx.pkts, e->tx.n);
+		e->tx.n = 0;
+		e->tx_stall_tsc = 0;
+	}
+	return sent;
+}
+
+static int
+engine_iteration(struct droce_engine *e)
+{
+	struct rte_mbuf *pkts[RX_BURST];
+	uint16_t n, i;
+	unsigned work = 0;
+
+	e->stats.iterations++;
+	e->tx.now = rte_get_tsc_cycles();
+	/* Frames left over from a full link go first, in order. */
+	work += engine_flush_tx(e);
+	n = droce_port_rx(e->port, pkts, RX_BURST);
+	for (i = 0; i < n; i++) {
+		engine_rx_one(e, pkts[i]);
+		rte_pktmbuf_free(pkts[i]);
+	}
+	work += n;
+	engine_take_kicks(e);
+	work += engine_run_active(e);
+	work += engine_flush_tx(e);
+	droce_port_tick(e->port);
+	return (int)work;
+}
+
+int
+droce_engine_poll(struct droce_engine *e)
+{
+	uint32_t idle = 0;
+	int work;
+
+	if (!__atomic_compare_exchange_n(&e->busy, &idle, 1, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return -EBUSY;
+	rte_rcu_qsbr_thread_online(e->rcu, e->rcu_id);
+	work = engine_iteration(e);
+	rte_rcu_qsbr_thread_offline(e->rcu, e->rcu_id);
+	__atomic_store_n(&e->busy, 0, __ATOMIC_RELEASE);
+	return work;
+}
+
+/* Sleep a little longer each time nothing happens, up to the limit. */
+static void
+engine_idle_backoff(unsigned *idle, unsigned max_us)
+{
+	struct timespec ts;
+	unsigned us;
+
+	if (++*idle < IDLE_SPIN) {
+		rte_pause();
+		return;
+	}
+	us = 1u << RTE_MIN(*idle - IDLE_SPIN, 20u);
+	us = RTE_MIN(us, max_us);
+	ts.tv_sec = us / 1000000;
+	ts.tv_nsec = (long)(us % 1000000) * 1000;
+	nanosleep(&ts, NULL);
+}
+
+static int32_t
+engine_service(void *arg)
+{
+	struct droce_engine *e = arg;
+	static RTE_DEFINE_PER_LCORE(unsigned, idle);
+
+	if (droce_engine_poll(e) > 0)
+		RTE_PER_LCORE(idle) = 0;
+	else
+		engine_idle_backoff(&RTE_PER_LCORE(idle), e->idle_sleep_us);
+	return 0;
+}
+
+static void *
+engine_thread(void *arg)
+{
+	struct droce_engine *e = arg;
+	unsigned idle = 0;
+
+	while (!e->stop) {
+		if (droce_engine_poll(e) > 0)
+			idle = 0;
+		else
+			engine_idle_backoff(&idle, e->idle_sleep_us);
+	}
+	return NULL;
+}
+
+int
+droce_engine_thread_start(struct droce_engine *e, unsigned idle_sleep_us)
+{
+	int rc;
+
+	e->idle_sleep_us = idle_sleep_us;
+	e->stop = false;
+	rc = pthread_create(&e->thread, NULL, engine_thread, e);
+	if (rc != 0)
+		return -rc;
+	pthread_setname_np(e->thread, "droce-engine");
+	e->thread_running = true;
+	return 0;
+}
+
+int
+droce_engine_lcore_start(struct droce_engine *e, unsigned lcore)
+{
+	int rc;
+
+	rc = rte_service_lcore_add(lcore);
+	if (rc != 0 && rc != -EALREADY)
+		return rc;
+	rc = rte_service_map_lcore_set(e->service_id, lcore, 1);
+	if (rc != 0)
+		return rc;
+	rte_service_runstate_set(e->service_id, 1);
+	rc = rte_service_lcore_start(lcore);
+	return rc == -EALREADY ? 0 : rc;
+}
+
+int
+droce_engine_create(struct droce_port *port, struct droce_qp_table *qpt,
+		    const struct droce_mr_table *mrt, struct rte_rcu_qsbr *rcu,
+		    unsigned rcu_id, const char *name, struct droce_engine **out)
+{
+	struct rte_service_spec spec = {
+		.callback = engine_service,
+		.capabilities = 0, /* MT-unsafe: the engine is one thread at a time */
+	};
+	struct droce_engine *e;
+	char rname[RTE_RING_NAMESIZE];
+	int rc;
+
+	e = rte_zmalloc(name, sizeof(*e), RTE_CACHE_LINE_SIZE);
+	if (e == NULL)
+		return -ENOMEM;
+	e->port = port;
+	e->qpt = qpt;
+	e->rcu = rcu;
+	e->rcu_id = rcu_id;
+	e->idle_sleep_us = 1000;
+	TAILQ_INIT(&e->active);
+	e->tx.port = port;
+	e->tx.mp = droce_port_mempool(port);
+	e->tx.mrt = mrt;
+	snprintf(rname, sizeof(rname), "%s_kick", name);
+	e->kicks = rte_ring_create(rname, rte_align32pow2(qpt->max + 1), SOCKET_ID_ANY,
+				   RING_F_SC_DEQ);
+	if (e->kicks == NULL) {
+		rc = -rte_errno;
+		goto fail;
+	}
+	rc = rte_rcu_qsbr_thread_register(rcu, rcu_id);
+	if (rc != 0)
+		goto fail;
+	snprintf(spec.name, sizeof(spec.name), "%s", name);
+	spec.callback_userdata = e;
+	rc = rte_service_component_register(&spec, &e->service_id);
+	if (rc != 0)
+		goto fail_rcu;
+	rte_service_component_runstate_set(e->service_id, 1);
+	*out = e;
+	return 0;
+fail_rcu:
+	rte_rcu_qsbr_thread_unregister(rcu, rcu_id);
+fail:
+	rte_ring_free(e->kicks);
+	rte_free(e);
+	return rc;
+}
+
+void
+droce_engine_stop(struct droce_engine *e)
+{
+	if (e->thread_running) {
+		e->stop = true;
+		pthread_join(e->thread, NULL);
+		e->thread_running = false;
+	}
+	rte_service_runstate_set(e->service_id, 0);
+	rte_service_component_runstate_set(e->service_id, 0);
+	/* Wait for a service lcore that may be inside an iteration. */
+	while (rte_service_may_be_active(e->service_id) == 1)
+		rte_pause();
+}
+
+void
+droce_engine_destroy(struct droce_engine *e)
+{
+	droce_engine_stop(e);
+	rte_service_component_unregister(e->service_id);
+	rte_pktmbuf_free_bulk(e->tx.pkts, e->tx.n);
+	rte_rcu_qsbr_thread_unregister(e->rcu, e->rcu_id);
+	rte_ring_free(e->kicks);
+	rte_free(e);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The engine: droce's poll loop for one port queue.
+ *
+ * One iteration receives a burst, hands each RoCE packet to the responder
+ * or completer of the QP it names, runs the requester and responder
+ * output of every active QP, checks their timers and transmits. Every QP
+ * belongs to exactly one engine, so nothing on this path takes a lock.
+ *
+ * An iteration runs in whichever thread gets the engine first: a service
+ * lcore (the engine is an rte_service), droce's progress thread, or an
+ * application thread inside ibv_poll_cq()/ibv_post_send()
+ * (run-to-completion). A try-lock makes them take turns; the holder is an
+ * RCU (QSBR) reader for the iteration's duration, so the control path
+ * frees nothing an iteration may still use.
+ */
+#ifndef DROCE_ENGINE_H
+#define DROCE_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <sys/queue.h>
+
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+
+#include "droce_transport.h"
+#include "droce_qp_table.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Engine counters (per port queue). */
+struct droce_engine_stats {
+	uint64_t iterations;
+	uint64_t rx_unknown_qpn;     /**< RoCE packets for no QP (dropped) */
+	uint64_t rx_wrong_service;   /**< opcode of another service than the QP's (dropped) */
+	uint64_t rx_bad_state;       /**< for a QP not in a state to receive (dropped) */
+	uint64_t tx_stall_drops;     /**< frames dropped because the link took nothing for long */
+};
+
+struct droce_engine {
+	struct droce_port *port;
+	struct droce_qp_table *qpt;
+	struct rte_rcu_qsbr *rcu;
+	unsigned rcu_id;             /**< this engine's reader id in @ref rcu */
+	uint32_t busy;               /**< the try-lock */
+	struct rte_ring *kicks;      /**< QPs with new work, from any thread */
+	TAILQ_HEAD(, droce_qp) active;
+	struct droce_tx tx;
+	uint64_t tx_stall_tsc;       /**< when the link last stopped taking frames; 0: it takes them */
+	uint32_t service_id;
+	/* progress thread */
+	pthread_t thread;
+	bool thread_running;
+	volatile bool stop;
+	unsigned idle_sleep_us;
+	struct droce_engine_stats stats;
+};
+
+/**
+ * Create an engine for @p port, registered as an rte_service named @p name.
+ * @return 0 or a negative errno.
+ */
+int droce_engine_create(struct droce_port *port, struct droce_qp_table *qpt,
+			const struct droce_mr_table *mrt, struct rte_rcu_qsbr *rcu,
+			unsigned rcu_id, const char *name, struct droce_engine **out);
+
+/** Stop running the engine: join its progress thread, stop its service. */
+void droce_engine_stop(struct droce_engine *e);
+
+/** Stop the engine, unregister the service, free the engine. */
+void droce_engine_destroy(struct droce_engine *e);
+
+/**
+ * Run one iteration if no other thread is running one.
+ * @return the amount of work done (packets and completions), 0 when idle,
+ * -EBUSY when another thread holds the engine.
+ */
+int droce_engine_poll(struct droce_engine *e);
+
+/** Tell the engine @p qp has new work. Any thread; cheap when already told. */
+void droce_engine_kick(struct droce_engine *e, struct droce_qp *qp);
+
+/**
+ * Start droce's progress thread for @p e: it runs iterations and sleeps
+ * (up to @p idle_sleep_us) while there is nothing to do.
+ */
+int droce_engine_thread_start(struct droce_engine *e, unsigned idle_sleep_us);
+
+/** Map the engine's service to service lcore @p lcore and start it. */
+int droce_engine_lcore_start(struct droce_engine *e, unsigned lcore);
+
+/** Put @p qp on the engine's active list (engine side). */
+void droce_engine_activate(struct droce_engine *e, struct droce_qp *qp);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DROCE_ENGINE_H */

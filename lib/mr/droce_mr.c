@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_random.h>
+
+#include "droce_mr.h"
+
+void
+droce_mr_table_init(struct droce_mr_table *t)
+{
+	memset(t, 0, sizeof(*t));
+	pthread_mutex_init(&t->lock, NULL);
+	/* Slot 0 is never used: a key of 0 is what a zeroed SGE carries. */
+	t->next = 1;
+	for (uint32_t i = 0; i < DROCE_MR_MAX; i++)
+		t->tag[i] = (uint8_t)rte_rand();
+}
+
+int
+droce_mr_publish(struct droce_mr_table *t, struct droce_mr *mr)
+{
+	int rc = -ENOMEM;
+
+	pthread_mutex_lock(&t->lock);
+	for (uint32_t n = 0; n < DROCE_MR_MAX; n++) {
+		uint32_t i = (t->next + n) % DROCE_MR_MAX;
+
+		if (i == 0 || t->slot[i] != NULL)
+			continue;
+		t->tag[i]++;
+		mr->ibv.lkey = mr->ibv.rkey = (i << 8) | t->tag[i];
+		mr->ibv.handle = i;
+		__atomic_store_n(&t->slot[i], mr, __ATOMIC_RELEASE);
+		t->next = i + 1;
+		t->count++;
+		rc = 0;
+		break;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+void
+droce_mr_unpublish(struct droce_mr_table *t, struct droce_mr *mr)
+{
+	pthread_mutex_lock(&t->lock);
+	if (t->slot[mr->ibv.handle] == mr) {
+		__atomic_store_n(&t->slot[mr->ibv.handle], NULL, __ATOMIC_RELEASE);
+		t->count--;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+int
+droce_sge_copy(const struct droce_mr_table *t, uint32_t pd_handle,
+	       const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,
+	       void *buf, uint64_t len, bool to_sge)
+{
+	uint8_t *p = buf;
+	int access = to_sge ? IBV_ACCESS_LOCAL_WRITE : 0;
+
+	for (unsigned i = 0; i < num_sge && len > 0; i++) {
+		uint64_t n;
+		uint8_t *addr;
+
+		if (offset >= sge[i].length) {
+			offset -= sge[i].length;
+			continue;
+		}
+		n = RTE_MIN(len, sge[i].length - offset);
+		addr = droce_mr_addr(droce_mr_lookup(t, sge[i].lkey), pd_handle,
+				     sge[i].addr + offset, n, access);
+		if (addr == NULL)
+			return -EFAULT;
+		if (to_sge)
+			memcpy(addr, p, n);
+		else
+			memcpy(p, addr, n);
+		p += n;
+		len -= n;
+		offset = 0;
+	}
+	return len == 0 ? 0 : -EFAULT;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Memory regions: the key table and the checks every access goes through.
+ *
+ * A key is (table index << 8 | 8-bit tag). The tag changes every time an
+ * index is reused, so a stale key held by a peer does not reach the new
+ * region that took its slot. The lkey and rkey of a region are equal, as
+ * in rxe.
+ *
+ * Lookups run in the engine under the device's RCU (QSBR): a region is
+ * unpublished first and freed only after a grace period.
+ */
+#ifndef DROCE_MR_H
+#define DROCE_MR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#include <infiniband/verbs.h>
+#include <rte_rcu_qsbr.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most regions one device registers. */
+#define DROCE_MR_MAX (1u << 16)
+
+/** One registered region. */
+struct droce_mr {
+	struct ibv_mr ibv;           /**< what the application sees */
+	uint64_t iova;               /**< first address peers and SGEs use */
+	uint8_t *base;               /**< process address of iova */
+	uint64_t length;
+	int access;                  /**< IBV_ACCESS_* */
+	uint32_t pd_handle;          /**< protection domain it belongs to */
+};
+
+/** The key table of one device. */
+struct droce_mr_table {
+	pthread_mutex_t lock;        /**< serialises register and deregister */
+	struct droce_mr *slot[DROCE_MR_MAX];
+	uint8_t tag[DROCE_MR_MAX];
+	uint32_t next;               /**< where the search for a free slot starts */
+	uint32_t count;
+};
+
+/** Initialise an empty table. */
+void droce_mr_table_init(struct droce_mr_table *t);
+
+/** Give @p mr a key and publish it. @return 0 or -ENOMEM when full. */
+int droce_mr_publish(struct droce_mr_table *t, struct droce_mr *mr);
+
+/** Remove @p mr from the table; lookups that start after this miss it. */
+void droce_mr_unpublish(struct droce_mr_table *t, struct droce_mr *mr);
+
+/** Engine side: the region with key @p key, or NULL. */
+static inline struct droce_mr *
+droce_mr_lookup(const struct droce_mr_table *t, uint32_t key)
+{
+	struct droce_mr *mr = __atomic_load_n(&t->slot[(key >> 8) % DROCE_MR_MAX],
+					      __ATOMIC_ACQUIRE);
+
+	if (mr == NULL || mr->ibv.lkey != key)
+		return NULL;
+	return mr;
+}
+
+/**
+ * Check that [va, va + len) lies inside @p mr, that the region belongs to
+ * protection domain @p pd_handle and allows @p access.
+ * @return the process address of @p va, or NULL when any check fails.
+ */
+static inline uint8_t *
+droce_mr_addr(const struct droce_mr *mr, uint32_t pd_handle, uint64_t va,
+	      uint64_t len, int access)
+{
+	if (mr == NULL || mr->pd_handle != pd_handle ||
+	    (mr->access & access) != access)
+		return NULL;
+	if (va < mr->iova || len > mr->length || va - mr->iova > mr->length - len)
+		return NULL;
+	return mr->base + (va - mr->iova);
+}
+
+/**
+ * Copy between a flat buffer and a list of SGEs that start @p offset
+ * bytes into the list. Each SGE's lkey is checked against @p t, @p pd_handle
+ * and @p access (IBV_ACCESS_LOCAL_WRITE for data written into the list).
+ * @p to_sge chooses the direction.
+ * @return 0, or -EFAULT when a key, bound or permission check fails, or the
+ * list is shorter than offset + len.
+ */
+int droce_sge_copy(const struct droce_mr_table *t, uint32_t pd_handle,
+		   const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,
+		   void *buf, uint64_t len, bool to_sge);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DROCE_MR_H */

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <rte_common.h>
+
+#include "droce_cq.h"
+
+void (*droce_cq_notify_hook)(struct droce_cq *cq);
+
+int
+droce_cq_init(struct droce_cq *cq, uint32_t cqe)
+{
+	uint32_t n = rte_align32pow2(cqe + 1);
+
+	cq->ring = calloc(n, sizeof(*cq->ring));
+	if (cq->ring == NULL)
+		return -ENOMEM;
+	cq->mask = n - 1;
+	cq->prod = cq->cons = 0;
+	rte_spinlock_init(&cq->plock);
+	rte_spinlock_init(&cq->clock);
+	return 0;
+}
+
+void
+droce_cq_fini(struct droce_cq *cq)
+{
+	free(cq->ring);
+	cq->ring = NULL;
+}
+
+int
+droce_cq_push(struct droce_cq *cq, const struct ibv_wc *wc, bool solicited)
+{
+	uint32_t armed;
+
+	rte_spinlock_lock(&cq->plock);
+	if (droce_cq_space(cq) == 0) {
+		cq->overflows++;
+		rte_spinlock_unlock(&cq->plock);
+		return -ENOSPC;
+	}
+	cq->ring[cq->prod & cq->mask] = *wc;
+	__atomic_store_n(&cq->prod, cq->prod + 1, __ATOMIC_RELEASE);
+	rte_spinlock_unlock(&cq->plock);
+
+	/* Arming is one-shot: whoever clears it owns the notification. */
+	armed = __atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE);
+	if (armed != 0 && (armed == 1 || solicited || wc->status != IBV_WC_SUCCESS) &&
+	    __atomic_compare_exchange_n(&cq->armed, &armed, 0, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED) &&
+	    droce_cq_notify_hook != NULL)
+		droce_cq_notify_hook(cq);
+	return 0;
+}
+
+int
+droce_cq_pop(struct droce_cq *cq, int n, struct ibv_wc *wc)
+{
+	int got = 0;
+	uint32_t prod;
+
+	rte_spinlock_lock(&cq->clock);
+	prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
+	while (got < n && cq->cons != prod) {
+		wc[got++] = cq->ring[cq->cons & cq->mask];
+		__atomic_store_n(&cq->cons, cq->cons + 1, __ATOMIC_RELEASE);
+	}
+	rte_spinlock_unlock(&cq->clock);
+	return got;
+}

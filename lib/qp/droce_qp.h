@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Queue pairs: the real QP (one per QPN) with its send and receive rings,
+ * the requester and responder state the engine keeps in it, and the
+ * handles applications hold.
+ *
+ * Ownership: the application side writes WQEs and advances the producer
+ * indices; the owning engine consumes them and keeps all protocol state.
+ * A WQE belongs to exactly one side at a time. Control operations (modify,
+ * destroy) run in application threads under the QP's mutex and meet the
+ * engine only through the QP state (release/acquire) and RCU.
+ */
+#ifndef DROCE_QP_H
+#define DROCE_QP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <sys/queue.h>
+
+#include <infiniband/verbs.h>
+#include <rte_common.h>
+#include <rte_spinlock.h>
+
+#include "droce_wire.h"
+#include "droce_cq.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct droce_engine;
+
+/** Address vector: what an RC/UC QP or a UD address handle sends to. */
+struct droce_av {
+	struct ibv_ah_attr attr;     /**< as the application gave it */
+	struct droce_l3_addr l3;     /**< headers to send with, once routed */
+	bool routed;                 /**< l3 holds a resolved destination MAC */
+};
+
+/** Send WQE life cycle, engine side. */
+enum droce_wqe_state {
+	DROCE_WQE_POSTED = 0,        /**< not started */
+	DROCE_WQE_SENDING,           /**< some packets sent */
+	DROCE_WQE_SENT,              /**< all packets sent, waiting for the ACK/response */
+};
+
+/** One send work request in the send ring. */
+struct droce_send_wqe {
+	uint64_t wr_id;
+	uint32_t opcode;             /**< enum ibv_wr_opcode */
+	uint32_t send_flags;         /**< IBV_SEND_* */
+	rte_be32_t imm;              /**< immediate data, network order */
+	uint32_t invalidate_rkey;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t length;             /**< bytes in the message */
+	uint64_t compare_add, swap;
+	uint16_t num_sge;
+	bool is_inline;              /**< data[] holds the payload itself */
+	/* engine side */
+	uint8_t state;               /**< enum droce_wqe_state */
+	uint32_t first_psn;          /**< PSN of the first packet (valid once SENDING) */
+	uint32_t last_psn;           /**< PSN of the last packet (READ: last response) */
+	uint32_t sent;               /**< bytes put on the wire so far (READ: bytes received) */
+	/** The SGE list, or the payload itself when is_inline. */
+	uint8_t data[] __rte_aligned(8);
+};
+
+static inline struct ibv_sge *
+droce_wqe_sge(struct droce_send_wqe *w)
+{
+	return (struct ibv_sge *)w->data;
+}
+
+/** One receive work request. */
+struct droce_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t resv;
+	struct ibv_sge sge[];
+};
+
+/** A ring of fixed-size WQEs. prod is the application's, the rest the engine's. */
+struct droce_wq {
+	uint8_t *buf;
+	uint32_t stride;             /**< bytes per WQE */
+	uint32_t mask;               /**< entries - 1 */
+	uint32_t max_wr;             /**< what the application may have outstanding */
+	uint32_t max_sge;
+	uint32_t max_inline;
+	uint32_t prod;               /**< next free slot, written by posters */
+	uint32_t cons;               /**< oldest WQE not yet completed, engine */
+	rte_spinlock_t lock;         /**< serialises posters */
+};
+
+static inline void *
+droce_wq_at(const struct droce_wq *q, uint32_t idx)
+{
+	return q->buf + (size_t)(idx & q->mask) * q->stride;
+}
+
+/** An RDMA READ or atomic the responder answers, and keeps for replay. */
+struct droce_read_res {
+	bool pending;                /**< responses still to send */
+	bool atomic;
+	uint32_t psn;                /**< PSN of the request (first response) */
+	uint32_t last_psn;           /**< PSN of the last response */
+	uint32_t msn;                /**< MSN the responses carry */
+	uint32_t rkey;
+	uint64_t orig_va;            /**< where the READ starts */
+	uint32_t total;              /**< bytes the READ asked for */
+	uint64_t va;                 /**< next byte to send */
+	uint32_t resid;              /**< bytes still to send */
+	uint32_t cur_psn;            /**< PSN of the next response packet */
+	uint64_t atomic_orig;        /**< atomic result, replayed for duplicates */
+};
+
+/** Most READs/atomics a responder keeps (max_dest_rd_atomic). */
+#define DROCE_MAX_RD_ATOMIC 16
+
+/** The real queue pair. */
+struct droce_qp {
+	uint32_t qpn;
+	enum ibv_qp_type type;
+	/** enum ibv_qp_state; written under @ref mutex with release order. */
+	uint32_t state;
+	pthread_mutex_t mutex;       /**< serialises modify/query/destroy */
+	uint32_t handles;            /**< external references (creator + opens) */
+	struct droce_engine *engine;
+	void *dev;                   /**< the device (struct droce_dev) */
+	uint32_t pd_handle;
+	struct droce_cq *scq, *rcq;
+	bool sq_sig_all;
+
+	/* attributes (ibv_query_qp returns them) */
+	struct ibv_qp_attr attr;
+	uint32_t mtu;                /**< path MTU in bytes */
+	struct droce_av av;
+
+	struct droce_wq sq, rq;
+
+	/* requester (engine) */
+	struct {
+		uint32_t next;       /**< index of the next WQE to start or continue */
+		uint32_t psn;        /**< next PSN to send */
+		uint32_t rd_out;     /**< READs/atomics outstanding */
+		uint32_t retries;    /**< left before RETRY_EXC */
+		uint32_t rnr_retries;
+		uint64_t timeout_tsc;   /**< ACK deadline; 0: none armed */
+		uint64_t rnr_tsc;       /**< RNR wait ends; 0: not waiting */
+		bool need_retry;     /**< go back to the oldest unacked WQE */
+		bool fatal;
+	} req;
+
+	/* completer (engine) */
+	struct {
+		uint32_t psn;        /**< oldest PSN not yet acknowledged */
+	} comp;
+
+	/* responder (engine) */
+	struct {
+		uint32_t epsn;       /**< next expected PSN */
+		uint32_t msn;
+		bool nak_sent;       /**< a sequence NAK is outstanding */
+		bool ack_pending;    /**< an ACK for epsn - 1 is owed */
+		uint8_t pending_syndrome; /**< NAK/RNR to send instead of an ACK */
+		uint32_t pending_psn;
+		/* the message being received */
+		bool in_send;
+		uint32_t send_offset;
+		bool in_write;
+		uint64_t write_va;
+		uint32_t write_rkey;
+		uint32_t write_resid;
+		/* READ and atomic resources, a ring in PSN order */
+		struct droce_read_res res[DROCE_MAX_RD_ATOMIC];
+		uint32_t res_tail;           /**< next slot to fill (free-running) */
+		uint32_t res_count;          /**< valid slots before res_tail */
+	} resp;
+
+	/* engine bookkeeping */
+	TAILQ_ENTRY(droce_qp) active_link;
+	bool active;                 /**< on the engine's active list */
+	uint32_t kicked;             /**< a kick is queued */
+	uint32_t engine_refs;        /**< kicks queued + active-list membership */
+	bool destroying;
+	uint16_t udp_sport;
+
+	/** QP counters. */
+	struct {
+		uint64_t tx_pkts, rx_pkts, retransmits, timeouts, seq_naks_sent,
+			 seq_naks_rcvd, rnr_naks_sent, rnr_naks_rcvd, duplicates,
+			 dropped;
+	} stats;
+};
+
+/** What an application holds: ibv_create_qp's result, or ibv_open_qp's. */
+struct droce_qp_handle {
+	struct ibv_qp_ex ibv;        /**< first: an ibv_qp is its prefix */
+	struct droce_qp *qp;
+};
+
+static inline struct droce_qp *
+droce_qp_of(struct ibv_qp *qp)
+{
+	return ((struct droce_qp_handle *)qp)->qp;
+}
+
+static inline enum ibv_qp_state
+droce_qp_state(const struct droce_qp *qp)
+{
+	return (enum ibv_qp_state)__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+}
+
+static inline bool
+droce_wr_is_atomic(uint32_t op)
+{
+	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/** READs and atomics: the operations max_rd_atomic limits. */
+static inline bool
+droce_wr_is_rd_atomic(uint32_t op)
+{
+	return op == IBV_WR_RDMA_READ || droce_wr_is_atomic(op);
+}
+
+/** IB MTU enum to bytes. */
+static inline uint32_t
+droce_mtu_bytes(enum ibv_mtu m)
+{
+	return (m >= IBV_MTU_256 && m <= IBV_MTU_4096) ? 128u << m : 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DROCE_QP_H */

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_hash_crc.h>
+
+#include "droce_qp.h"
+#include "droce_qp_table.h"
+
+int
+droce_qp_table_init(struct droce_qp_table *t, const char *name, uint32_t max, int socket)
+{
+	struct rte_hash_parameters p = {
+		.name = name,
+		/* Headroom: a cuckoo table may refuse inserts long before it is full. */
+		.entries = max * 2,
+		.key_len = sizeof(uint32_t),
+		.hash_func = rte_hash_crc,
+		.socket_id = socket,
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF,
+	};
+
+	memset(t, 0, sizeof(*t));
+	t->hash = rte_hash_create(&p);
+	if (t->hash == NULL)
+		return -rte_errno;
+	pthread_mutex_init(&t->lock, NULL);
+	t->next = DROCE_QPN_FIRST;
+	t->max = max;
+	return 0;
+}
+
+void
+droce_qp_table_fini(struct droce_qp_table *t)
+{
+	rte_hash_free(t->hash);
+	t->hash = NULL;
+}
+
+int
+droce_qp_table_add(struct droce_qp_table *t, struct droce_qp *qp)
+{
+	int rc = -ENOMEM;
+
+	pthread_mutex_lock(&t->lock);
+	if (t->count >= t->max)
+		goto out;
+	for (;;) {
+		uint32_t qpn = t->next;
+
+		t->next = (qpn + 1 > DROCE_QPN_MASK) ? DROCE_QPN_FIRST : qpn + 1;
+		if (rte_hash_lookup(t->hash, &qpn) >= 0)
+			continue;
+		qp->qpn = qpn;
+		if (rte_hash_add_key_data(t->hash, &qpn, qp) < 0)
+			goto out;
+		t->count++;
+		rc = 0;
+		break;
+	}
+out:
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+int32_t
+droce_qp_table_remove(struct droce_qp_table *t, uint32_t qpn)
+{
+	int32_t pos;
+
+	pthread_mutex_lock(&t->lock);
+	pos = rte_hash_del_key(t->hash, &qpn);
+	if (pos >= 0)
+		t->count--;
+	pthread_mutex_unlock(&t->lock);
+	return pos;
+}
+
+void
+droce_qp_table_release(struct droce_qp_table *t, int32_t pos)
+{
+	pthread_mutex_lock(&t->lock);
+	rte_hash_free_key_with_position(t->hash, pos);
+	pthread_mutex_unlock(&t->lock);
+}

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The completer: ACKs, NAKs and responses from the peer's responder turn
+ * send WQEs into completions, in posting order. A response also
+ * acknowledges, implicitly, every request sent before it.
+ */
+#include <string.h>
+
+#include <rte_cycles.h>
+
+#include "droce_transport.h"
+#include "droce_req_priv.h"
+
+static enum ibv_wc_opcode
+wc_opcode(uint32_t wr_opcode)
+{
+	switch (wr_opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+void
+droce_send_complete(struct droce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_status status)
+{
+	if (status == IBV_WC_SUCCESS && !qp->sq_sig_all &&
+	    !(w->send_flags & IBV_SEND_SIGNALED))
+		return;
+
+	struct ibv_wc wc = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = wc_opcode(w->opcode),
+		.qp_num = qp->qpn,
+	};
+
+	if (status == IBV_WC_SUCCESS) {
+		if (w->opcode == IBV_WR_RDMA_READ)
+			wc.byte_len = w->length;
+		else if (droce_wr_is_atomic(w->opcode))
+			wc.byte_len = sizeof(uint64_t);
+	}
+	droce_cq_push(qp->scq, &wc, false);
+}
+
+/* Retire the WQE at the head of the send queue. */
+static void
+comp_retire(struct droce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_status status)
+{
+	if (droce_wr_is_rd_atomic(w->opcode) && w->state != DROCE_WQE_POSTED &&
+	    qp->req.rd_out > 0)
+		qp->req.rd_out--;
+	droce_send_complete(qp, w, status);
+	__atomic_store_n(&qp->sq.cons, qp->sq.cons + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Complete, in order, every sent WQE that @p psn acknowledges. A READ or
+ * atomic acknowledged this way lost its response: go back and ask again.
+ */
+static void
+comp_ack_upto(struct droce_qp *qp, uint32_t psn)
+{
+	while (qp->sq.cons != qp->req.next) {
+		struct droce_send_wqe *w = droce_wq_at(&qp->sq, qp->sq.cons);
+
+		if (w->state != DROCE_WQE_SENT || droce_psn_diff(w->last_psn, psn) > 0)
+			break;
+		if (droce_wr_is_rd_atomic(w->opcode)) {
+			qp->req.need_retry = true;
+			break;
+		}
+		if (droce_cq_space(qp->scq) == 0)
+			break; /* retried from droce_req_run() once the CQ drains */
+		comp_retire(qp, w, IBV_WC_SUCCESS);
+	}
+}
+
+/* Progress was made: the retry budget is whole again, the timer restarts. */
+static void
+comp_progress(struct droce_qp *qp, uint64_t now, uint32_t psn)
+{
+	if (droce_psn_diff(psn, qp->comp.psn) >= 0)
+		qp->comp.psn = droce_psn_add(psn, 1);
+	qp->req.retries = qp->attr.retry_cnt;
+	qp->req.rnr_retries = qp->attr.rnr_retry;
+	droce_req_timer_rearm(qp, now);
+}
+
+void
+droce_comp_pending(struct droce_qp *qp)
+{
+	comp_ack_upto(qp, droce_psn_add(qp->comp.psn, DROCE_PSN_MASK));
+}
+
+static enum ibv_wc_status
+nak_status(uint8_t code)
+{
+	switch (code) {
+	case DROCE_NAK_REM_ACCESS_ERR:
+		return IBV_WC_REM_ACCESS_ERR;
+	case DROCE_NAK_REM_OP_ERR:
+		return IBV_WC_REM_OP_ERR;
+	default:
+		return IBV_WC_REM_INV_REQ_ERR;
+	}
+}
+
+static void
+comp_aeth(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pkt,
+	  const struct droce_aeth *aeth)
+{
+	uint8_t syn = droce_aeth_syndrome(aeth);
+	uint32_t psn = pkt->psn;
+
+	switch (syn & DROCE_AETH_TYPE_MASK) {
+	case DROCE_AETH_ACK:
+		comp_ack_upto(qp, psn);
+		comp_progress(qp, tx->now, psn);
+		break;
+	case DROCE_AETH_RNR_NAK:
+		/* Everything before the NAKed PSN arrived. */
+		comp_ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK));
+		qp->stats.rnr_naks_rcvd++;
+		droce_req_rnr_wait(qp, tx->now, syn & DROCE_AETH_VALUE_MASK);
+		break;
+	case DROCE_AETH_NAK:
+		comp_ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK));
+		if ((syn & DROCE_AETH_VALUE_MASK) == DROCE_NAK_PSN_SEQ_ERR) {
+			qp->stats.seq_naks_rcvd++;
+			qp->comp.psn = psn;
+			qp->req.need_retry = true;
+		} else if (qp->sq.cons != qp->req.next) {
+			droce_qp_fatal(qp, nak_status(syn & DROCE_AETH_VALUE_MASK));
+		}
+		break;
+	default:
+		qp->stats.dropped++;
+		break;
+	}
+}
+
+/* The WQE a response at @p psn belongs to: the head, once the requests
+ * before it are acknowledged. NULL if the response is stale or unexpected. */
+static struct droce_send_wqe *
+comp_response_wqe(struct droce_qp *qp, uint32_t psn, bool atomic)
+{
+	struct droce_send_wqe *w;
+
+	comp_ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK));
+	if (qp->sq.cons == qp->req.next)
+		return NULL;
+	w = droce_wq_at(&qp->sq, qp->sq.cons);
+	if (w->state == DROCE_WQE_POSTED || droce_wr_is_atomic(w->opcode) != atomic ||
+	    (!atomic && w->opcode != IBV_WR_RDMA_READ) ||
+	    droce_psn_diff(psn, w->first_psn) < 0 || droce_psn_diff(psn, w->last_psn) > 0)
+		return NULL;
+	return w;
+}
+
+static void
+comp_read_resp(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pkt,
+	       const uint8_t *payload)
+{
+	struct droce_send_wqe *w = comp_response_wqe(qp, pkt->psn, false);
+	uint32_t flags = pkt->op->flags;
+	uint64_t off;
+
+	if (w == NULL) {
+		qp->stats.duplicates++;
+		return;
+	}
+	/* No room for the completion: drop; the retransmitted READ brings it back. */
+	if ((flags & DROCE_OPF_LAST) && droce_cq_space(qp->scq) == 0)
+		return;
+	if (pkt->psn != qp->comp.psn) {
+		/* A response went missing: ask again from the one we expect. */
+		if (droce_psn_diff(pkt->psn, qp->comp.psn) > 0)
+			qp->req.need_retry = true;
+		else
+			qp->stats.duplicates++;
+		return;
+	}
+	off = (uint64_t)droce_psn_diff(pkt->psn, w->first_psn) * qp->mtu;
+	if ((!(flags & DROCE_OPF_LAST) && pkt->payload_len != qp->mtu) ||
+	    off + pkt->payload_len > w->length ||
+	    ((flags & DROCE_OPF_LAST) && off + pkt->payload_len != w->length)) {
+		droce_qp_fatal(qp, IBV_WC_BAD_RESP_ERR);
+		return;
+	}
+	if (droce_sge_copy(tx->mrt, qp->pd_handle, droce_wqe_sge(w), w->num_sge, off,
+			   (void *)(uintptr_t)payload, pkt->payload_len, true) != 0) {
+		droce_qp_fatal(qp, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
+	comp_progress(qp, tx->now, pkt->psn);
+	if (flags & DROCE_OPF_LAST)
+		comp_retire(qp, w, IBV_WC_SUCCESS);
+}
+
+static void
+comp_atomic_ack(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pkt,
+		const struct droce_atomic_ack_eth *ack)
+{
+	struct droce_send_wqe *w = comp_response_wqe(qp, pkt->psn, true);
+	uint64_t orig = rte_be_to_cpu_64(ack->orig);
+
+	if (w == NULL) {
+		qp->stats.duplicates++;
+		return;
+	}
+	if (droce_sge_copy(tx->mrt, qp->pd_handle, droce_wqe_sge(w), w->num_sge, 0,
+			   &orig, sizeof(orig), true) != 0) {
+		droce_qp_fatal(qp, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
+	comp_progress(qp, tx->now, pkt->psn);
+	comp_retire(qp, w, IBV_WC_SUCCESS);
+}
+
+void
+droce_comp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
+	      const struct droce_pkt *pkt)
+{
+	const struct droce_aeth *aeth = droce_pkt_hdr(m, pkt, DROCE_HDR_AETH);
+	uint8_t op = pkt->opcode & DROCE_OP_MASK;
+
+	if (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_XRC_SEND) {
+		qp->stats.dropped++;
+		return;
+	}
+	if (aeth != NULL && (droce_aeth_syndrome(aeth) & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK) {
+		comp_aeth(tx, qp, pkt, aeth);
+		return;
+	}
+	switch (op) {
+	case DROCE_OP_ACK:
+		comp_aeth(tx, qp, pkt, aeth);
+		break;
+	case DROCE_OP_ATOMIC_ACK:
+		comp_atomic_ack(tx, qp, pkt, droce_pkt_hdr(m, pkt, DROCE_HDR_ATMACK));
+		break;
+	default:
+		comp_read_resp(tx, qp, pkt, droce_pkt_hdr(m, pkt, DROCE_HDR_PAYLOAD));
+		break;
+	}
+}
+
+static void
+flush_rq(struct droce_qp *qp)
+{
+	uint32_t prod = __atomic_load_n(&qp->rq.prod, __ATOMIC_ACQUIRE);
+
+	while (qp->rq.cons != prod) {
+		struct droce_recv_wqe *r = droce_wq_at(&qp->rq, qp->rq.cons);
+		struct ibv_wc wc = {
+			.wr_id = r->wr_id,
+			.status = IBV_WC_WR_FLUSH_ERR,
+			.opcode = IBV_WC_RECV,
+			.qp_num = qp->qpn,
+		};
+
+		if (droce_cq_push(qp->rcq, &wc, false) != 0)
+			break;
+		__atomic_store_n(&qp->rq.cons, qp->rq.cons + 1, __ATOMIC_RELEASE);
+	}
+}
+
+void
+droce_qp_flush(struct droce_qp *qp)
+{
+	uint32_t prod = __atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE);
+
+	while (qp->sq.cons != prod) {
+		struct droce_send_wqe *w = droce_wq_at(&qp->sq, qp->sq.cons);
+
+		if (droce_cq_space(qp->scq) == 0)
+			break;
+		comp_retire(qp, w, IBV_WC_WR_FLUSH_ERR);
+	}
+	qp->req.next = qp->sq.cons;
+	qp->req.timeout_tsc = 0;
+	qp->req.rnr_tsc = 0;
+	qp->req.rd_out = 0;
+	if (qp->rcq != NULL)
+		flush_rq(qp);
+}
+
+void
+droce_qp_fatal(struct droce_qp *qp, enum ibv_wc_status status)
+{
+	if (qp->sq.cons != qp->req.next)
+		comp_retire(qp, droce_wq_at(&qp->sq, qp->sq.cons), status);
+	__atomic_store_n(&qp->state, IBV_QPS_ERR, __ATOMIC_RELEASE);
+	droce_qp_flush(qp);
+}

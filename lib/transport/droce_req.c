@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The requester: send WQEs become packets, segmented at the path MTU,
+ * numbered with PSNs. Nothing is kept of a sent packet: a WQE can be
+ * turned into the same packets again from its first PSN, which is how
+ * go-back-N retransmission works.
+ */
+#include <string.h>
+
+#include <rte_cycles.h>
+
+#include "droce_transport.h"
+#include "droce_req_priv.h"
+
+/* Packets sent and not yet acknowledged, at most. */
+#define REQ_WINDOW 1024
+/* Within a long message, ask for an ACK this often, so the window keeps
+ * opening before the message's last packet. */
+#define REQ_ACKREQ_EVERY 128
+
+/* RNR NAK timer codes (IBTA table 45), in units of 10 us. */
+static const uint32_t rnr_timer_10us[32] = {
+	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
+	16384, 24576, 32768, 49152,
+};
+
+void
+droce_req_timer_rearm(struct droce_qp *qp, uint64_t now)
+{
+	uint8_t t = qp->attr.timeout;
+
+	if (t == 0 || qp->req.psn == qp->comp.psn) {
+		qp->req.timeout_tsc = 0;
+		return;
+	}
+	/* 4.096 us * 2^timeout */
+	qp->req.timeout_tsc = now + (uint64_t)((rte_get_tsc_hz() * 4096.0 / 1e9) * (double)(1ull << RTE_MIN(t, 31)));
+}
+
+void
+droce_req_rnr_wait(struct droce_qp *qp, uint64_t now, uint8_t timer_code)
+{
+	if (qp->attr.rnr_retry != 7) {
+		if (qp->req.rnr_retries == 0) {
+			droce_qp_fatal(qp, IBV_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		qp->req.rnr_retries--;
+	}
+	qp->req.rnr_tsc = now + rte_get_tsc_hz() / 100000 * rnr_timer_10us[timer_code & 31];
+	qp->req.timeout_tsc = 0;
+}
+
+/* Go back to the oldest unacknowledged WQE and send everything again. */
+static void
+req_go_back(struct droce_qp *qp)
+{
+	uint32_t prod = __atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE);
+	struct droce_send_wqe *w;
+	uint32_t i;
+
+	qp->req.need_retry = false;
+	if (qp->sq.cons == prod)
+		return;
+	w = droce_wq_at(&qp->sq, qp->sq.cons);
+	if (w->state != DROCE_WQE_POSTED)
+		qp->req.psn = qp->comp.psn = w->first_psn;
+	/* Every WQE from the head to the first unsent one starts over. */
+	for (i = qp->sq.cons; i != prod; i++) {
+		w = droce_wq_at(&qp->sq, i);
+		if (w->state == DROCE_WQE_POSTED)
+			break;
+		w->state = DROCE_WQE_POSTED;
+		qp->stats.retransmits++;
+	}
+	qp->req.next = qp->sq.cons;
+	qp->req.rd_out = 0;
+}
+
+static bool
+req_check_timers(struct droce_qp *qp, uint64_t now)
+{
+	if (qp->req.rnr_tsc != 0) {
+		if (now < qp->req.rnr_tsc)
+			return false;
+		qp->req.rnr_tsc = 0;
+		qp->req.need_retry = true;
+	}
+	if (qp->req.timeout_tsc != 0 && now >= qp->req.timeout_tsc) {
+		qp->stats.timeouts++;
+		if (qp->req.retries == 0) {
+			droce_qp_fatal(qp, IBV_WC_RETRY_EXC_ERR);
+			return false;
+		}
+		qp->req.retries--;
+		qp->req.need_retry = true;
+	}
+	if (qp->req.need_retry)
+		req_go_back(qp);
+	return true;
+}
+
+static uint8_t
+req_service(const struct droce_qp *qp)
+{
+	switch (qp->type) {
+	case IBV_QPT_UC:
+		return DROCE_SVC_UC;
+	case IBV_QPT_UD:
+		return DROCE_SVC_UD;
+	case IBV_QPT_XRC_SEND:
+		return DROCE_SVC_XRC;
+	default:
+		return DROCE_SVC_RC;
+	}
+}
+
+/* The opcode of a SEND or WRITE packet, by its place in the message. */
+static uint8_t
+req_data_opcode(const struct droce_send_wqe *w, bool first, bool last)
+{
+	bool write = w->opcode == IBV_WR_RDMA_WRITE || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM || w->opcode == IBV_WR_SEND_WITH_IMM;
+	bool inv = w->opcode == IBV_WR_SEND_WITH_INV;
+
+	if (first && last) {
+		if (write)
+			return imm ? DROCE_OP_WRITE_ONLY_IMM : DROCE_OP_WRITE_ONLY;
+		return imm ? DROCE_OP_SEND_ONLY_IMM : inv ? DROCE_OP_SEND_ONLY_INV : DROCE_OP_SEND_ONLY;
+	}
+	if (first)
+		return write ? DROCE_OP_WRITE_FIRST : DROCE_OP_SEND_FIRST;
+	if (!last)
+		return write ? DROCE_OP_WRITE_MIDDLE : DROCE_OP_SEND_MIDDLE;
+	if (write)
+		return imm ? DROCE_OP_WRITE_LAST_IMM : DROCE_OP_WRITE_LAST;
+	return imm ? DROCE_OP_SEND_LAST_IMM : inv ? DROCE_OP_SEND_LAST_INV : DROCE_OP_SEND_LAST;
+}
+
+static uint32_t
+req_npkts(const struct droce_qp *qp, const struct droce_send_wqe *w)
+{
+	if (droce_wr_is_atomic(w->opcode))
+		return 1;
+	return w->length == 0 ? 1 : (w->length + qp->mtu - 1) / qp->mtu;
+}
+
+/* One READ request or atomic. @return false when nothing could be built. */
+static bool
+req_rd_atomic(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
+{
+	uint8_t svc = req_service(qp);
+	bool atomic = droce_wr_is_atomic(w->opcode);
+	uint8_t opcode = svc | (atomic ? (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+					  DROCE_OP_CMP_SWAP : DROCE_OP_FETCH_ADD) :
+				DROCE_OP_READ_REQUEST);
+	struct rte_mbuf *m;
+
+	m = droce_tx_start(tx, qp, &qp->av, opcode, 0, qp->attr.dest_qp_num, w->first_psn,
+			   true, false);
+	if (m == NULL)
+		return false;
+	if (atomic) {
+		struct droce_atomic_eth *a = (void *)droce_tx_hdr(m, DROCE_HDR_ATMETH);
+
+		a->va = rte_cpu_to_be_64(w->remote_addr);
+		a->rkey = rte_cpu_to_be_32(w->rkey);
+		a->swap_add = rte_cpu_to_be_64(w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+					       w->swap : w->compare_add);
+		a->compare = rte_cpu_to_be_64(w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+					      w->compare_add : 0);
+	} else {
+		struct droce_reth *r = (void *)droce_tx_hdr(m, DROCE_HDR_RETH);
+
+		r->va = rte_cpu_to_be_64(w->remote_addr);
+		r->rkey = rte_cpu_to_be_32(w->rkey);
+		r->len = rte_cpu_to_be_32(w->length);
+	}
+	droce_tx_finish(tx, m);
+	qp->stats.tx_pkts++;
+	qp->req.psn = droce_psn_add(w->last_psn, 1);
+	qp->req.rd_out++;
+	w->state = DROCE_WQE_SENT;
+	return true;
+}
+
+/* The next packet of a SEND or WRITE. @return false when nothing could be built. */
+static bool
+req_data(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
+{
+	uint32_t seg = RTE_MIN(qp->mtu, w->length - w->sent);
+	bool first = w->sent == 0;
+	bool last = w->sent + seg == w->length;
+	uint8_t opcode = req_service(qp) | req_data_opcode(w, first, last);
+	uint32_t pidx = w->sent / qp->mtu;
+	bool ackreq = last || (pidx % REQ_ACKREQ_EVERY) == REQ_ACKREQ_EVERY - 1;
+	bool se = last && (w->send_flags & IBV_SEND_SOLICITED);
+	struct rte_mbuf *m;
+	uint8_t *payload;
+
+	m = droce_tx_start(tx, qp, &qp->av, opcode, seg, qp->attr.dest_qp_num, qp->req.psn,
+			   ackreq && qp->type != IBV_QPT_UC, se);
+	if (m == NULL)
+		return false;
+	if (first && droce_opcode_table[opcode].off[DROCE_HDR_RETH]) {
+		struct droce_reth *r = (void *)droce_tx_hdr(m, DROCE_HDR_RETH);
+
+		r->va = rte_cpu_to_be_64(w->remote_addr);
+		r->rkey = rte_cpu_to_be_32(w->rkey);
+		r->len = rte_cpu_to_be_32(w->length);
+	}
+	if (last && droce_opcode_table[opcode].off[DROCE_HDR_IMMDT])
+		((struct droce_immdt *)droce_tx_hdr(m, DROCE_HDR_IMMDT))->imm = w->imm;
+	if (last && droce_opcode_table[opcode].off[DROCE_HDR_IETH])
+		((struct droce_ieth *)droce_tx_hdr(m, DROCE_HDR_IETH))->rkey =
+			rte_cpu_to_be_32(w->invalidate_rkey);
+	payload = droce_tx_hdr(m, DROCE_HDR_PAYLOAD);
+	if (w->is_inline) {
+		memcpy(payload, w->data + w->sent, seg);
+	} else if (droce_sge_copy(tx->mrt, qp->pd_handle, droce_wqe_sge(w), w->num_sge,
+				  w->sent, payload, seg, false) != 0) {
+		rte_pktmbuf_free(m);
+		droce_qp_fatal(qp, IBV_WC_LOC_PROT_ERR);
+		return false;
+	}
+	droce_tx_finish(tx, m);
+	qp->stats.tx_pkts++;
+	qp->req.psn = droce_psn_add(qp->req.psn, 1);
+	w->sent += seg;
+	if (last)
+		w->state = DROCE_WQE_SENT;
+	return true;
+}
+
+/* UC and UD: nothing comes back, a WQE is complete once it is on the wire. */
+static void
+req_complete_unacked(struct droce_qp *qp)
+{
+	while (qp->sq.cons != qp->req.next && droce_cq_space(qp->scq) > 0) {
+		droce_send_complete(qp, droce_wq_at(&qp->sq, qp->sq.cons), IBV_WC_SUCCESS);
+		__atomic_store_n(&qp->sq.cons, qp->sq.cons + 1, __ATOMIC_RELEASE);
+	}
+}
+
+bool
+droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
+{
+	bool reliable = qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND;
+	uint32_t max_rd = RTE_MAX(qp->attr.max_rd_atomic, 1);
+
+	if (reliable) {
+		if (!req_check_timers(qp, tx->now))
+			return droce_qp_state(qp) != IBV_QPS_ERR;
+		droce_comp_pending(qp);
+	}
+	while (droce_tx_room(tx) > 0 && droce_qp_state(qp) == IBV_QPS_RTS) {
+		uint32_t prod = __atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE);
+		struct droce_send_wqe *w;
+		bool rd_atomic;
+
+		if (qp->req.next == prod)
+			break;
+		if (reliable && droce_psn_diff(qp->req.psn, qp->comp.psn) >= REQ_WINDOW)
+			break;
+		w = droce_wq_at(&qp->sq, qp->req.next);
+		rd_atomic = droce_wr_is_rd_atomic(w->opcode);
+		if (w->state == DROCE_WQE_POSTED) {
+			if (rd_atomic && qp->req.rd_out >= max_rd)
+				break;
+			/* A fenced WQE waits for every earlier READ and atomic. */
+			if ((w->send_flags & IBV_SEND_FENCE) && qp->req.rd_out > 0)
+				break;
+			w->first_psn = qp->req.psn;
+			w->last_psn = droce_psn_add(qp->req.psn, req_npkts(qp, w) - 1);
+			w->sent = 0;
+			w->state = DROCE_WQE_SENDING;
+		}
+		if (!(rd_atomic ? req_rd_atomic(tx, qp, w) : req_data(tx, qp, w)))
+			break;
+		if (reliable && qp->req.timeout_tsc == 0)
+			droce_req_timer_rearm(qp, tx->now);
+		if (w->state == DROCE_WQE_SENT)
+			qp->req.next++;
+	}
+	if (!reliable) {
+		req_complete_unacked(qp);
+		return qp->req.next != __atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE) ||
+		       qp->sq.cons != qp->req.next;
+	}
+	return qp->sq.cons != __atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE) ||
+	       qp->req.rnr_tsc != 0;
+}

@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The responder: request packets in PSN order land in receive WQEs or
+ * memory regions; READs and atomics queue responses; ACKs are coalesced
+ * to one per engine pass; sequence gaps get one NAK until the gap closes;
+ * duplicates are answered again (READs re-executed from the duplicate
+ * PSN, atomics replayed from their saved result, never applied twice).
+ */
+#include <string.h>
+
+#include "droce_transport.h"
+#include "droce_req_priv.h"
+
+/* Owe the requester a NAK (or RNR NAK) for @p psn instead of an ACK. */
+static void
+resp_nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	qp->resp.pending_syndrome = syndrome;
+	qp->resp.pending_psn = psn;
+	qp->resp.ack_pending = false;
+	/* Packets already on their way after this one are dropped silently
+	 * until the requester resends from @p psn. */
+	qp->resp.nak_sent = true;
+}
+
+/* A fatal request error: NAK it, and the message being received is lost. */
+static void
+resp_nak_fatal(struct droce_qp *qp, uint8_t code, uint32_t psn)
+{
+	resp_nak(qp, DROCE_AETH_NAK | code, psn);
+	qp->resp.in_send = false;
+	qp->resp.in_write = false;
+}
+
+static uint8_t
+resp_service(const struct droce_qp *qp)
+{
+	switch (qp->type) {
+	case IBV_QPT_UC:
+		return DROCE_SVC_UC;
+	case IBV_QPT_UD:
+		return DROCE_SVC_UD;
+	case IBV_QPT_XRC_RECV:
+		return DROCE_SVC_XRC;
+	default:
+		return DROCE_SVC_RC;
+	}
+}
+
+/* The receive WQE a SEND (or WRITE with immediate) lands in, or NULL. */
+static struct droce_recv_wqe *
+resp_recv_wqe(struct droce_qp *qp)
+{
+	if (qp->rq.cons == __atomic_load_n(&qp->rq.prod, __ATOMIC_ACQUIRE))
+		return NULL;
+	return droce_wq_at(&qp->rq, qp->rq.cons);
+}
+
+static void
+resp_recv_complete(struct droce_qp *qp, struct droce_recv_wqe *r, enum ibv_wc_status status,
+		   enum ibv_wc_opcode opcode, uint32_t byte_len, const struct droce_pkt *pkt,
+		   struct rte_mbuf *m)
+{
+	struct ibv_wc wc = {
+		.wr_id = r->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.qp_num = qp->qpn,
+		.src_qp = qp->attr.dest_qp_num,
+	};
+	const struct droce_immdt *imm = droce_pkt_hdr(m, pkt, DROCE_HDR_IMMDT);
+	const struct droce_ieth *ieth = droce_pkt_hdr(m, pkt, DROCE_HDR_IETH);
+
+	if (imm != NULL) {
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+		wc.imm_data = imm->imm;
+	} else if (ieth != NULL) {
+		wc.wc_flags |= IBV_WC_WITH_INV;
+		wc.invalidated_rkey = rte_be_to_cpu_32(ieth->rkey);
+	}
+	droce_cq_push(qp->rcq, &wc, droce_bth_se(droce_pkt_hdr(m, pkt, DROCE_HDR_BTH)));
+	__atomic_store_n(&qp->rq.cons, qp->rq.cons + 1, __ATOMIC_RELEASE);
+}
+
+/* Check that a message can complete: a receive WQE and room in the CQ. */
+static struct droce_recv_wqe *
+resp_need_recv(struct droce_qp *qp, const struct droce_pkt *pkt)
+{
+	struct droce_recv_wqe *r = resp_recv_wqe(qp);
+
+	if (r == NULL || droce_cq_space(qp->rcq) == 0) {
+		qp->stats.rnr_naks_sent++;
+		resp_nak(qp, DROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & DROCE_AETH_VALUE_MASK),
+			 pkt->psn);
+		return NULL;
+	}
+	return r;
+}
+
+/* Payload length rules: FIRST and MIDDLE packets are exactly one MTU. */
+static bool
+resp_len_ok(const struct droce_qp *qp, const struct droce_pkt *pkt)
+{
+	if (pkt->op->flags & DROCE_OPF_LAST)
+		return pkt->payload_len <= qp->mtu;
+	return pkt->payload_len == qp->mtu;
+}
+
+/* SEND FIRST/MIDDLE/LAST/ONLY. @return false if the packet was refused. */
+static bool
+resp_send(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
+	  const struct droce_pkt *pkt)
+{
+	uint32_t flags = pkt->op->flags;
+	struct droce_recv_wqe *r;
+
+	if (((flags & DROCE_OPF_FIRST) != 0) == qp->resp.in_send || !resp_len_ok(qp, pkt)) {
+		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
+		return false;
+	}
+	r = (flags & DROCE_OPF_FIRST) ? resp_need_recv(qp, pkt) : resp_recv_wqe(qp);
+	if (r == NULL)
+		return false;
+	qp->resp.in_send = true;
+	if (flags & DROCE_OPF_FIRST)
+		qp->resp.send_offset = 0;
+	if (droce_sge_copy(tx->mrt, qp->pd_handle, r->sge, r->num_sge, qp->resp.send_offset,
+			   droce_pkt_hdr(m, pkt, DROCE_HDR_PAYLOAD), pkt->payload_len, true) != 0) {
+		/* Too long for the buffers, or a bad lkey: the message fails here. */
+		resp_recv_complete(qp, r, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, pkt, m);
+		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
+		return false;
+	}
+	qp->resp.send_offset += pkt->payload_len;
+	if (flags & DROCE_OPF_LAST) {
+		resp_recv_complete(qp, r, IBV_WC_SUCCESS, IBV_WC_RECV, qp->resp.send_offset, pkt, m);
+		qp->resp.in_send = false;
+		qp->resp.msn++;
+	}
+	return true;
+}
+
+/* RDMA WRITE FIRST/MIDDLE/LAST/ONLY, with or without immediate. */
+static bool
+resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
+	   const struct droce_pkt *pkt)
+{
+	uint32_t flags = pkt->op->flags;
+	struct droce_recv_wqe *r = NULL;
+	uint8_t *dst;
+
+	if (((flags & DROCE_OPF_FIRST) != 0) == qp->resp.in_write || !resp_len_ok(qp, pkt)) {
+		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
+		return false;
+	}
+	if (flags & DROCE_OPF_FIRST) {
+		const struct droce_reth *reth = droce_pkt_hdr(m, pkt, DROCE_HDR_RETH);
+
+		qp->resp.write_va = rte_be_to_cpu_64(reth->va);
+		qp->resp.write_rkey = rte_be_to_cpu_32(reth->rkey);
+		qp->resp.write_resid = rte_be_to_cpu_32(reth->len);
+		qp->resp.send_offset = qp->resp.write_resid; /* byte_len of a WRITE_IMM */
+	}
+	if (pkt->payload_len > qp->resp.write_resid ||
+	    ((flags & DROCE_OPF_LAST) && pkt->payload_len != qp->resp.write_resid)) {
+		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
+		return false;
+	}
+	if ((flags & DROCE_OPF_IMMDT) && (r = resp_need_recv(qp, pkt)) == NULL)
+		return false;
+	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
+	    ((dst = droce_mr_addr(droce_mr_lookup(tx->mrt, qp->resp.write_rkey), qp->pd_handle,
+				  qp->resp.write_va, pkt->payload_len,
+				  IBV_ACCESS_REMOTE_WRITE)) == NULL && pkt->payload_len > 0)) {
+		resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn);
+		return false;
+	}
+	if (pkt->payload_len > 0)
+		memcpy(dst, droce_pkt_hdr(m, pkt, DROCE_HDR_PAYLOAD), pkt->payload_len);
+	qp->resp.in_write = !(flags & DROCE_OPF_LAST);
+	qp->resp.write_va += pkt->payload_len;
+	qp->resp.write_resid -= pkt->payload_len;
+	if (flags & DROCE_OPF_LAST) {
+		if (r != NULL)
+			resp_recv_complete(qp, r, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
+					   qp->resp.send_offset, pkt, m);
+		qp->resp.msn++;
+	}
+	return true;
+}
+
+/* The slot of the @p i-th newest READ/atomic resource. */
+static struct droce_read_res *
+resp_res_at(struct droce_qp *qp, uint32_t i)
+{
+	return &qp->resp.res[(qp->resp.res_tail - 1 - i) % DROCE_MAX_RD_ATOMIC];
+}
+
+/* Reserve a READ/atomic resource. NULL when the requester has more
+ * outstanding than max_dest_rd_atomic allows. */
+static struct droce_read_res *
+resp_res_alloc(struct droce_qp *qp)
+{
+	uint32_t depth = RTE_MIN(RTE_MAX(qp->attr.max_dest_rd_atomic, 1), DROCE_MAX_RD_ATOMIC);
+	uint32_t i, pending = 0;
+
+	for (i = 0; i < qp->resp.res_count; i++)
+		pending += resp_res_at(qp, i)->pending;
+	if (pending >= depth ||
+	    qp->resp.res[qp->resp.res_tail % DROCE_MAX_RD_ATOMIC].pending)
+		return NULL;
+	return &qp->resp.res[qp->resp.res_tail % DROCE_MAX_RD_ATOMIC];
+}
+
+static void
+resp_res_commit(struct droce_qp *qp, struct droce_read_res *res)
+{
+	res->pending = true;
+	qp->resp.res_tail++;
+	if (qp->resp.res_count < DROCE_MAX_RD_ATOMIC)
+		qp->resp.res_count++;
+}
+
+static bool
+resp_read(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
+	  const struct droce_pkt *pkt)
+{
+	const struct droce_reth *reth = droce_pkt_hdr(m, pkt, DROCE_HDR_RETH);
+	uint64_t va = rte_be_to_cpu_64(reth->va);
+	uint32_t rkey = rte_be_to_cpu_32(reth->rkey);
+	uint32_t len = rte_be_to_cpu_32(reth->len);
+	uint32_t npkts = len == 0 ? 1 : (len + qp->mtu - 1) / qp->mtu;
+	struct droce_read_res *res = resp_res_alloc(qp);
+
+	if (res == NULL) {
+		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
+		return false;
+	}
+	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
+	    (len > 0 && droce_mr_addr(droce_mr_lookup(tx->mrt, rkey), qp->pd_handle, va, len,
+				      IBV_ACCESS_REMOTE_READ) == NULL)) {
+		resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn);
+		return false;
+	}
+	res->atomic = false;
+	res->psn = res->cur_psn = pkt->psn;
+	res->last_psn = droce_psn_add(pkt->psn, npkts - 1);
+	res->orig_va = res->va = va;
+	res->rkey = rkey;
+	res->total = res->resid = len;
+	res->msn = ++qp->resp.msn;
+	resp_res_commit(qp, res);
+	/* The responses use the PSNs up to last_psn: the next request follows. */
+	qp->resp.epsn = res->last_psn;
+	return true;
+}
+
+static bool
+resp_atomic(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
+	    const struct droce_pkt *pkt)
+{
+	const struct droce_atomic_eth *a = droce_pkt_hdr(m, pkt, DROCE_HDR_ATMETH);
+	uint64_t va = rte_be_to_cpu_64(a->va);
+	struct droce_read_res *res = resp_res_alloc(qp);
+	uint64_t *p;
+
+	if (res == NULL || (va & 7) != 0) {
+		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
+		return false;
+	}
+	p = (uint64_t *)droce_mr_addr(droce_mr_lookup(tx->mrt, rte_be_to_cpu_32(a->rkey)),
+				      qp->pd_handle, va, sizeof(uint64_t),
+				      IBV_ACCESS_REMOTE_ATOMIC);
+	if (p == NULL || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)) {
+		resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn);
+		return false;
+	}
+	if ((pkt->opcode & DROCE_OP_MASK) == DROCE_OP_CMP_SWAP) {
+		uint64_t expect = rte_be_to_cpu_64(a->compare);
+
+		__atomic_compare_exchange_n(p, &expect, rte_be_to_cpu_64(a->swap_add), false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		res->atomic_orig = expect;
+	} else {
+		res->atomic_orig = __atomic_fetch_add(p, rte_be_to_cpu_64(a->swap_add),
+						      __ATOMIC_SEQ_CST);
+	}
+	res->atomic = true;
+	res->psn = res->cur_psn = res->last_psn = pkt->psn;
+	res->msn = ++qp->resp.msn;
+	resp_res_commit(qp, res);
+	return true;
+}
+
+/*
+ * A request we have seen before. SENDs and WRITEs are acknowledged again;
+ * a READ is answered again from the duplicate PSN on; an atomic gets its
+ * saved result, and is not executed a second time.
+ */
+static void
+resp_duplicate(struct droce_qp *qp, const struct droce_pkt *pkt)
+{
+	uint32_t flags = pkt->op->flags;
+	uint32_t i;
+
+	qp->stats.duplicates++;
+	if (!(flags & (DROCE_OPF_READ | DROCE_OPF_ATOMIC))) {
+		qp->resp.ack_pending = true;
+		return;
+	}
+	for (i = 0; i < qp->resp.res_count; i++) {
+		struct droce_read_res *res = resp_res_at(qp, i);
+		uint32_t skip;
+
+		if (droce_psn_diff(pkt->psn, res->psn) < 0 ||
+		    droce_psn_diff(pkt->psn, res->last_psn) > 0)
+			continue;
+		if (res->atomic != !!(flags & DROCE_OPF_ATOMIC))
+			return;
+		skip = (uint32_t)droce_psn_diff(pkt->psn, res->psn);
+		res->cur_psn = pkt->psn;
+		res->va = res->orig_va + (uint64_t)skip * qp->mtu;
+		res->resid = res->total - RTE_MIN(res->total, skip * qp->mtu);
+		res->pending = true;
+		return;
+	}
+}
+
+void
+droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
+	      const struct droce_pkt *pkt)
+{
+	uint32_t flags = pkt->op->flags;
+	bool reliable = qp->type != IBV_QPT_UC;
+	int32_t diff;
+	bool ok;
+
+	if ((pkt->opcode & DROCE_SVC_MASK) != resp_service(qp) || qp->type == IBV_QPT_UD) {
+		qp->stats.dropped++;
+		return;
+	}
+	diff = droce_psn_diff(pkt->psn, qp->resp.epsn);
+	if (diff < 0 && reliable) {
+		resp_duplicate(qp, pkt);
+		return;
+	}
+	if (diff != 0) {
+		if (!reliable) {
+			/* UC: a lost packet loses its message; resume at the next FIRST/ONLY. */
+			qp->resp.in_send = qp->resp.in_write = false;
+			qp->resp.epsn = pkt->psn;
+			if (!(flags & DROCE_OPF_FIRST)) {
+				qp->stats.dropped++;
+				return;
+			}
+		} else {
+			/* One NAK per gap: the requester goes back to epsn. */
+			if (!qp->resp.nak_sent) {
+				qp->resp.nak_sent = true;
+				qp->stats.seq_naks_sent++;
+				resp_nak(qp, DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR, qp->resp.epsn);
+			}
+			return;
+		}
+	}
+	qp->resp.nak_sent = false;
+	if (flags & DROCE_OPF_SEND)
+		ok = resp_send(tx, qp, m, pkt);
+	else if (flags & DROCE_OPF_WRITE)
+		ok = resp_write(tx, qp, m, pkt);
+	else if (flags & DROCE_OPF_READ)
+		ok = reliable && resp_read(tx, qp, m, pkt);
+	else if (flags & DROCE_OPF_ATOMIC)
+		ok = reliable && resp_atomic(tx, qp, m, pkt);
+	else
+		ok = false;
+	if (!ok) {
+		if (!reliable)
+			qp->resp.in_send = qp->resp.in_write = false;
+		return;
+	}
+	qp->resp.epsn = droce_psn_add(qp->resp.epsn, 1);
+	if (reliable && droce_bth_ackreq(droce_pkt_hdr(m, pkt, DROCE_HDR_BTH)) &&
+	    !(flags & (DROCE_OPF_READ | DROCE_OPF_ATOMIC)))
+		qp->resp.ack_pending = true;
+}
+
+/* An ACK, NAK or RNR NAK. @return false when no packet could be built. */
+static bool
+resp_send_ack(struct droce_tx *tx, struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct rte_mbuf *m = droce_tx_start(tx, qp, &qp->av, DROCE_SVC_RC | DROCE_OP_ACK, 0,
+					    qp->attr.dest_qp_num, psn, false, false);
+
+	if (m == NULL)
+		return false;
+	droce_aeth_set((struct droce_aeth *)droce_tx_hdr(m, DROCE_HDR_AETH), syndrome,
+		       qp->resp.msn);
+	droce_tx_finish(tx, m);
+	qp->stats.tx_pkts++;
+	return true;
+}
+
+/* The next packet of a READ response or an atomic ACK. */
+static bool
+resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_res *res)
+{
+	uint8_t syn = DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID;
+	struct rte_mbuf *m;
+	uint8_t opcode;
+	uint32_t seg;
+	bool first, last;
+
+	if (res->atomic) {
+		m = droce_tx_start(tx, qp, &qp->av, DROCE_SVC_RC | DROCE_OP_ATOMIC_ACK, 0,
+				   qp->attr.dest_qp_num, res->psn, false, false);
+		if (m == NULL)
+			return false;
+		droce_aeth_set((void *)droce_tx_hdr(m, DROCE_HDR_AETH), syn, res->msn);
+		((struct droce_atomic_ack_eth *)droce_tx_hdr(m, DROCE_HDR_ATMACK))->orig =
+			rte_cpu_to_be_64(res->atomic_orig);
+		droce_tx_finish(tx, m);
+		res->pending = false;
+		return true;
+	}
+	seg = RTE_MIN(qp->mtu, res->resid);
+	first = res->cur_psn == res->psn;
+	last = seg == res->resid;
+	opcode = first && last ? DROCE_OP_READ_RESP_ONLY : first ? DROCE_OP_READ_RESP_FIRST :
+		 last ? DROCE_OP_READ_RESP_LAST : DROCE_OP_READ_RESP_MIDDLE;
+	m = droce_tx_start(tx, qp, &qp->av, DROCE_SVC_RC | opcode, seg, qp->attr.dest_qp_num,
+			   res->cur_psn, false, false);
+	if (m == NULL)
+		return false;
+	if (droce_opcode_table[opcode].off[DROCE_HDR_AETH])
+		droce_aeth_set((void *)droce_tx_hdr(m, DROCE_HDR_AETH), syn, res->msn);
+	if (seg > 0) {
+		/* Looked up again per packet: the region may be gone since the request. */
+		const uint8_t *src = droce_mr_addr(droce_mr_lookup(tx->mrt, res->rkey),
+						   qp->pd_handle, res->va, seg,
+						   IBV_ACCESS_REMOTE_READ);
+
+		if (src == NULL) {
+			rte_pktmbuf_free(m);
+			res->pending = false;
+			resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, res->cur_psn);
+			return true;
+		}
+		memcpy(droce_tx_hdr(m, DROCE_HDR_PAYLOAD), src, seg);
+	}
+	droce_tx_finish(tx, m);
+	qp->stats.tx_pkts++;
+	res->va += seg;
+	res->resid -= seg;
+	res->cur_psn = droce_psn_add(res->cur_psn, 1);
+	res->pending = !last;
+	return true;
+}
+
+bool
+droce_resp_run(struct droce_tx *tx, struct droce_qp *qp)
+{
+	if (qp->type == IBV_QPT_UC || qp->type == IBV_QPT_UD)
+		return false;
+	/* Responses first, oldest first: an ACK must not overtake READ data
+	 * that comes before it. */
+	for (uint32_t i = qp->resp.res_count; i-- > 0;) {
+		struct droce_read_res *res = resp_res_at(qp, i);
+
+		while (res->pending)
+			if (!resp_send_response(tx, qp, res))
+				return true;
+	}
+	if (qp->resp.pending_syndrome != 0) {
+		if (!resp_send_ack(tx, qp, qp->resp.pending_syndrome, qp->resp.pending_psn))
+			return true;
+		qp->resp.pending_syndrome = 0;
+	}
+	if (qp->resp.ack_pending) {
+		if (!resp_send_ack(tx, qp, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID,
+				   droce_psn_add(qp->resp.epsn, DROCE_PSN_MASK)))
+			return true;
+		qp->resp.ack_pending = false;
+	}
+	return false;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <string.h>
+
+#include "droce_transport.h"
+
+struct rte_mbuf *
+droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, const struct droce_av *av,
+	       uint8_t opcode, uint32_t paylen, uint32_t dqpn, uint32_t psn, bool ackreq,
+	       bool se)
+{
+	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
+	struct droce_l3_addr l3 = av->l3;
+	unsigned pad = (4 - (paylen & 3)) & 3;
+	uint32_t l4len = op->hdr_len + paylen + pad;
+	struct rte_mbuf *m;
+	unsigned bth_off, hlen;
+	uint8_t *p;
+
+	if (droce_tx_room(tx) == 0)
+		return NULL;
+	m = rte_pktmbuf_alloc(tx->mp);
+	if (m == NULL) {
+		tx->alloc_failures++;
+		return NULL;
+	}
+	l3.udp_sport = qp->udp_sport;
+	hlen = droce_l3_hdr_len(&l3);
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hlen + l4len));
+	if (p == NULL) {
+		rte_pktmbuf_free(m);
+		tx->alloc_failures++;
+		return NULL;
+	}
+	bth_off = droce_l3_hdr_write(m, &l3, l4len);
+	droce_bth_set((struct droce_bth *)(p + bth_off), opcode, se, pad, DROCE_PKEY_DEFAULT,
+		      dqpn, ackreq, psn);
+	if (pad)
+		memset(p + bth_off + op->hdr_len + paylen, 0, pad);
+	/* Remember where things are for droce_tx_hdr() and the ICRC. */
+	m->l2_len = l3.vlan_tci ? RTE_ETHER_HDR_LEN + 4 : RTE_ETHER_HDR_LEN;
+	m->l3_len = bth_off - m->l2_len - sizeof(struct rte_udp_hdr);
+	m->l4_len = sizeof(struct rte_udp_hdr);
+	return m;
+}
+
+uint8_t *
+droce_tx_hdr(struct rte_mbuf *m, enum droce_hdr h)
+{
+	uint8_t *bth = rte_pktmbuf_mtod_offset(m, uint8_t *, m->l2_len + m->l3_len + m->l4_len);
+
+	return bth + droce_opcode_table[bth[0]].off[h];
+}
+
+void
+droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
+{
+	droce_icrc_append(m, m->l2_len);
+	tx->pkts[tx->n++] = m;
+}
