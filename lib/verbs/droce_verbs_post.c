@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ibv_post_send and ibv_post_recv: check each work request, write it into
+ * the QP's ring, ring the engine's doorbell (a kick), and give the engine
+ * a turn in this thread when nobody else is running it.
+ *
+ * Checks here are the ones rdma-core's providers make at post time
+ * (opcode, SGE count, inline size, ring space); keys and bounds are
+ * checked by the engine when it touches the memory, and fail as a
+ * completion with an error status, as on hardware.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "droce_verbs_priv.h"
+
+static bool
+send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return true;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return t == IBV_QPT_RC || t == IBV_QPT_UC || t == IBV_QPT_XRC_SEND;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:
+		return t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND;
+	default:
+		return false;
+	}
+}
+
+/* Fill @p w from @p wr. @return 0 or the errno rdma-core's providers use. */
+static int
+send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const struct ibv_send_wr *wr)
+{
+	uint64_t len = 0;
+	int i;
+
+	if (!send_opcode_ok(qp->type, wr->opcode) || wr->num_sge < 0)
+		return EINVAL;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		if (wr->opcode == IBV_WR_RDMA_READ || droce_wr_is_atomic(wr->opcode))
+			return EINVAL;
+	} else if ((uint32_t)wr->num_sge > qp->sq.max_sge) {
+		return EINVAL;
+	}
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (len > DROCE_MAX_MSG)
+		return EINVAL;
+	if (droce_wr_is_atomic(wr->opcode) &&
+	    (wr->num_sge != 1 || len != sizeof(uint64_t) || (wr->wr.atomic.remote_addr & 7)))
+		return EINVAL;
+
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->send_flags = wr->send_flags;
+	w->imm = wr->imm_data;
+	w->invalidate_rkey = wr->opcode == IBV_WR_SEND_WITH_INV ? wr->invalidate_rkey : 0;
+	w->length = (uint32_t)len;
+	w->state = DROCE_WQE_POSTED;
+	w->num_sge = (uint16_t)wr->num_sge;
+	if (droce_wr_is_atomic(wr->opcode)) {
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+	} else {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	}
+	w->is_inline = (wr->send_flags & IBV_SEND_INLINE) != 0;
+	if (w->is_inline) {
+		uint8_t *p = w->data;
+
+		if (len > qp->sq.max_inline)
+			return EINVAL;
+		/* Inline data is copied now: the buffers need no key and may be
+		 * reused as soon as this call returns. */
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
+			p += wr->sg_list[i].length;
+		}
+	} else if (wr->num_sge > 0) {
+		memcpy(droce_wqe_sge(w), wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
+	}
+	return 0;
+}
+
+int
+droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct droce_qp *qp = droce_qp_of(ibqp);
+	enum ibv_qp_state st = droce_qp_state(qp);
+	struct droce_wq *sq = &qp->sq;
+	int rc = 0;
+
+	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR) {
+		*bad = wr;
+		return EINVAL;
+	}
+	rte_spinlock_lock(&sq->lock);
+	for (; wr != NULL; wr = wr->next) {
+		if (sq->prod - __atomic_load_n(&sq->cons, __ATOMIC_ACQUIRE) >= sq->max_wr) {
+			rc = ENOMEM;
+			break;
+		}
+		rc = send_wqe_fill(qp, droce_wq_at(sq, sq->prod), wr);
+		if (rc != 0)
+			break;
+		__atomic_store_n(&sq->prod, sq->prod + 1, __ATOMIC_RELEASE);
+	}
+	rte_spinlock_unlock(&sq->lock);
+	if (rc != 0)
+		*bad = wr;
+	droce_engine_kick(qp->engine, qp);
+	droce_engine_nudge(qp->engine);
+	return rc;
+}
+
+int
+droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct droce_qp *qp = droce_qp_of(ibqp);
+	enum ibv_qp_state st = droce_qp_state(qp);
+	struct droce_wq *rq = &qp->rq;
+	int rc = 0;
+
+	if (st == IBV_QPS_RESET || ibqp->srq != NULL) {
+		*bad = wr;
+		return EINVAL;
+	}
+	rte_spinlock_lock(&rq->lock);
+	for (; wr != NULL; wr = wr->next) {
+		struct droce_recv_wqe *r;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge) {
+			rc = EINVAL;
+			break;
+		}
+		if (rq->prod - __atomic_load_n(&rq->cons, __ATOMIC_ACQUIRE) >= rq->max_wr) {
+			rc = ENOMEM;
+			break;
+		}
+		r = droce_wq_at(rq, rq->prod);
+		r->wr_id = wr->wr_id;
+		r->num_sge = (uint32_t)wr->num_sge;
+		memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
+		__atomic_store_n(&rq->prod, rq->prod + 1, __ATOMIC_RELEASE);
+	}
+	rte_spinlock_unlock(&rq->lock);
+	if (rc != 0)
+		*bad = wr;
+	/* A QP in the error state flushes what arrives. */
+	if (st == IBV_QPS_ERR)
+		droce_engine_kick(qp->engine, qp);
+	return rc;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Inside the verbs layer: devices, contexts and the verbs objects that
+ * are not queues. A device is one droce port with its engine, QPN table,
+ * key table and RCU; a context is what ibv_open_device() returns, laid
+ * out as rdma-core's struct verbs_context so the inline verbs of
+ * <infiniband/verbs.h> dispatch into droce.
+ */
+#ifndef DROCE_VERBS_PRIV_H
+#define DROCE_VERBS_PRIV_H
+
+#include <pthread.h>
+#include <sys/queue.h>
+
+#include <infiniband/verbs.h>
+#include <rte_log.h>
+#include <rte_rcu_qsbr.h>
+
+#include "droce_port.h"
+#include "droce_engine.h"
+#include "droce_mr.h"
+#include "droce_qp.h"
+#include "droce_qp_table.h"
+
+/** Most devices (ports) in one process. */
+#define DROCE_MAX_DEVS 8
+/** Most QPs per device. */
+#define DROCE_MAX_QP 16384
+#define DROCE_MAX_QP_WR 16384
+#define DROCE_MAX_SGE 32
+#define DROCE_MAX_INLINE 512
+#define DROCE_MAX_CQE 65536
+#define DROCE_MAX_MSG (1u << 31)
+
+extern int droce_logtype;
+#define DROCE_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, droce_logtype, "droce: " fmt "\n", ##__VA_ARGS__)
+
+struct droce_context;
+
+/** One device: a port, its engine and the tables its QPs and MRs live in. */
+struct droce_dev {
+	struct ibv_device ibdev;     /**< first: handed out as struct ibv_device * */
+	unsigned index;
+	struct droce_port *port;
+	struct droce_engine *engine;
+	struct droce_qp_table qpt;
+	struct droce_mr_table *mrt;
+	struct rte_rcu_qsbr *rcu;
+	uint64_t guid;               /**< network order, from the MAC (EUI-64) */
+	uint32_t next_handle;        /**< PD handles */
+	pthread_mutex_t lock;        /**< the context list */
+	LIST_HEAD(, droce_context) contexts;
+};
+
+/** An open device. */
+struct droce_context {
+	struct verbs_context vctx;   /**< ends with the struct ibv_context */
+	struct droce_dev *dev;
+	LIST_ENTRY(droce_context) link;
+	/* async events: a queue behind an eventfd (ctx->async_fd) */
+	pthread_mutex_t ev_lock;
+	struct droce_async_ev *ev_head, **ev_tail;
+};
+
+static inline struct droce_context *
+droce_ctx_of(struct ibv_context *ctx)
+{
+	return (struct droce_context *)((uint8_t *)ctx - offsetof(struct verbs_context, context));
+}
+
+static inline struct droce_dev *
+droce_dev_of_ctx(struct ibv_context *ctx)
+{
+	return droce_ctx_of(ctx)->dev;
+}
+
+struct droce_pd {
+	struct ibv_pd ibv;
+	uint32_t users;              /**< MRs, QPs, AHs (EBUSY on dealloc) */
+};
+
+static inline struct droce_pd *
+droce_pd_of(struct ibv_pd *pd)
+{
+	return (struct droce_pd *)pd;
+}
+
+/** A completion channel: an eventfd and the CQs that fired. */
+struct droce_comp_channel {
+	struct ibv_comp_channel ibv;  /**< ibv.fd: the pipe's read end */
+	int wfd;                     /**< the pipe's write end, non-blocking */
+	pthread_mutex_t lock;
+	uint32_t nfired;
+	struct droce_cq *fired[64];  /**< CQs with an event not yet taken */
+	uint32_t users;              /**< CQs bound to it */
+};
+
+/* droce_dev.c */
+struct droce_dev *droce_dev_get(unsigned index);
+unsigned droce_dev_count(void);
+
+/* droce_lib.c: start the EAL and devices from the configuration if the
+ * application has not attached any itself. @return 0 or a negative errno. */
+int droce_lib_init(void);
+
+/* Object operations the context's ops table points at. */
+int droce_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int droce_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int droce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int droce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int droce_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr,
+			size_t len);
+int droce_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,
+			  struct ibv_device_attr_ex *attr, size_t len);
+struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
+struct ibv_qp *droce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+
+/* Run the engine a CQ or QP belongs to once, from an application thread. */
+static inline void
+droce_engine_nudge(struct droce_engine *e)
+{
+	if (e != NULL)
+		droce_engine_poll(e);
+}
+
+#endif /* DROCE_VERBS_PRIV_H */
