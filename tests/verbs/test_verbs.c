@@ -1,0 +1,524 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Verbs on one droce device in one process: two RC QPs connected through
+ * the device's loopback. Only <infiniband/verbs.h> calls: this is how a
+ * verbs program sees droce. The configuration comes from DROCE_CONF (set
+ * by meson to a loopback port without hugepages).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <check.h>
+#include <infiniband/verbs.h>
+
+#define BUF_SIZE (4u << 20)
+#define ACCESS_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static uint8_t *abuf, *bbuf;
+static struct ibv_mr *amr, *bmr;
+static union ibv_gid gid;
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static struct ibv_qp *
+rc_qp(void)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 128, .max_recv_wr = 128, .max_send_sge = 4,
+			 .max_recv_sge = 4, .max_inline_data = 128 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_uint_ge(ia.cap.max_inline_data, 128);
+	return qp;
+}
+
+static void
+rc_connect(struct ibv_qp *qp, uint32_t dqpn, uint8_t timeout, uint8_t retry, uint8_t rnr_retry)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = ACCESS_ALL,
+	};
+
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				       IBV_QP_ACCESS_FLAGS), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 0xfffff0; /* the 24-bit wrap comes early */
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = timeout;
+	a.retry_cnt = retry;
+	a.rnr_retry = rnr_retry;
+	a.sq_psn = 0xfffff0;
+	a.max_rd_atomic = 4;
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+				       IBV_QP_MAX_QP_RD_ATOMIC), 0);
+}
+
+static void
+pair(struct ibv_qp **q1, struct ibv_qp **q2)
+{
+	*q1 = rc_qp();
+	*q2 = rc_qp();
+	rc_connect(*q1, (*q2)->qp_num, 14, 7, 7);
+	rc_connect(*q2, (*q1)->qp_num, 14, 7, 7);
+}
+
+static struct ibv_wc
+wait_wc(void)
+{
+	struct ibv_wc wc;
+	double end = now_s() + 20;
+	int n;
+
+	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
+		ck_assert_msg(now_s() < end, "no completion within 20 s");
+	ck_assert_int_eq(n, 1);
+	return wc;
+}
+
+/* The key of whichever buffer @p p lies in. */
+static uint32_t
+lkey_of(const uint8_t *p)
+{
+	return (p >= bbuf && p < bbuf + BUF_SIZE) ? bmr->lkey : amr->lkey;
+}
+
+static void
+post_send(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t id, uint8_t *local, uint32_t len,
+	  uint8_t *remote, uint32_t rkey, unsigned flags)
+{
+	struct ibv_sge sge = { (uintptr_t)local, len, lkey_of(local) };
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED | flags, .imm_data = htobe32(0x1234abcd),
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = (uintptr_t)remote;
+	wr.wr.rdma.rkey = rkey;
+	ck_assert_int_eq(ibv_post_send(qp, &wr, &bad), 0);
+}
+
+static void
+post_recv(struct ibv_qp *qp, uint64_t id, uint8_t *buf, uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, lkey_of(buf) };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	ck_assert_int_eq(ibv_post_recv(qp, &wr, &bad), 0);
+}
+
+static void
+fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 31 + seed);
+}
+
+static void
+destroy_pair(struct ibv_qp *q1, struct ibv_qp *q2)
+{
+	struct ibv_wc wc;
+
+	ck_assert_int_eq(ibv_destroy_qp(q1), 0);
+	ck_assert_int_eq(ibv_destroy_qp(q2), 0);
+	while (ibv_poll_cq(cq, 1, &wc) > 0)
+		ck_assert_int_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
+}
+
+START_TEST(device_looks_like_roce)
+{
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	union ibv_gid g0;
+
+	ck_assert_int_eq(ibv_query_device(ctx, &da), 0);
+	ck_assert_int_eq(da.phys_port_cnt, 1);
+	ck_assert_uint_gt(da.max_qp, 0);
+	ck_assert_int_eq(ibv_query_port(ctx, 1, &pa), 0);
+	ck_assert_int_eq(pa.state, IBV_PORT_ACTIVE);
+	ck_assert_int_eq(pa.link_layer, IBV_LINK_LAYER_ETHERNET);
+	ck_assert_int_eq(ibv_query_gid(ctx, 1, 0, &g0), 0);
+	ck_assert_uint_eq(g0.raw[0], 0xfe);
+	ck_assert_uint_eq(g0.raw[1], 0x80);
+	/* index 1: ::ffff:a.b.c.d */
+	ck_assert_uint_eq(gid.raw[10], 0xff);
+	ck_assert_uint_eq(gid.raw[11], 0xff);
+	ck_assert_int_ne(ibv_query_port(ctx, 2, &pa), 0);
+	ck_assert_int_ne(ibv_query_gid(ctx, 1, 99, &g0), 0);
+}
+END_TEST
+
+START_TEST(bad_arguments_fail_with_errno)
+{
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 1, .max_recv_wr = 1,
+						.max_send_sge = 1000 } };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND }, *bad;
+	struct ibv_qp *qp;
+
+	errno = 0;
+	ck_assert_ptr_null(ibv_create_cq(ctx, 0, NULL, NULL, 0));
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_ptr_null(ibv_reg_mr(pd, abuf, 64, IBV_ACCESS_REMOTE_WRITE));
+	ck_assert_int_eq(errno, EINVAL); /* remote write without local write */
+	errno = 0;
+	ck_assert_ptr_null(ibv_create_qp(pd, &ia));
+	ck_assert_int_eq(errno, EINVAL);
+	ia.cap.max_send_sge = 1;
+	qp = ibv_create_qp(pd, &ia);
+	ck_assert_ptr_nonnull(qp);
+	/* RESET -> RTS is not a transition; the QP stays in RESET. */
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+	ck_assert_int_eq(qp->state, IBV_QPS_RESET);
+	ck_assert_int_eq(ibv_post_send(qp, &wr, &bad), EINVAL);
+	ck_assert_ptr_eq(bad, &wr);
+	/* Objects in use cannot go. */
+	ck_assert_int_eq(ibv_dealloc_pd(pd), EBUSY);
+	ck_assert_int_eq(ibv_destroy_cq(cq), EBUSY);
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+}
+END_TEST
+
+static const uint32_t send_sizes[] = { 0, 1, 3, 1023, 1024, 1025, 4096, 65537, 1u << 20 };
+
+START_TEST(rc_send_sizes)
+{
+	struct ibv_qp *q1, *q2;
+
+	pair(&q1, &q2);
+	for (unsigned i = 0; i < sizeof(send_sizes) / sizeof(send_sizes[0]); i++) {
+		uint32_t len = send_sizes[i];
+		struct ibv_wc wc[2];
+
+		fill(abuf, len, i);
+		memset(bbuf, 0, len + 16);
+		post_recv(q2, 100 + i, bbuf, len + 16);
+		post_send(q1, i % 2 ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, i, abuf, len, NULL, 0, 0);
+		wc[0] = wait_wc();
+		wc[1] = wait_wc();
+		ck_assert_msg(wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS,
+			      "size %u: %s / %s", len, ibv_wc_status_str(wc[0].status),
+			      ibv_wc_status_str(wc[1].status));
+		for (int k = 0; k < 2; k++) {
+			ck_assert_int_eq(wc[k].status, IBV_WC_SUCCESS);
+			if (wc[k].opcode == IBV_WC_RECV) {
+				ck_assert_uint_eq(wc[k].wr_id, 100 + i);
+				ck_assert_uint_eq(wc[k].byte_len, len);
+				ck_assert_uint_eq(wc[k].qp_num, q2->qp_num);
+				ck_assert_int_eq(!!(wc[k].wc_flags & IBV_WC_WITH_IMM), i % 2);
+				if (i % 2)
+					ck_assert_uint_eq(be32toh(wc[k].imm_data), 0x1234abcd);
+			} else {
+				ck_assert_int_eq(wc[k].opcode, IBV_WC_SEND);
+				ck_assert_uint_eq(wc[k].wr_id, i);
+			}
+		}
+		ck_assert_int_eq(memcmp(abuf, bbuf, len), 0);
+	}
+	destroy_pair(q1, q2);
+}
+END_TEST
+
+START_TEST(rc_write_read_atomic)
+{
+	struct ibv_qp *q1, *q2;
+	uint64_t *target = (uint64_t *)(bbuf + 4096);
+	struct ibv_wc wc;
+
+	pair(&q1, &q2);
+	fill(abuf, 300000, 7);
+	post_send(q1, IBV_WR_RDMA_WRITE, 1, abuf, 300000, bbuf + 8192 + 3, bmr->rkey, 0);
+	wc = wait_wc();
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, IBV_WC_RDMA_WRITE);
+	ck_assert_int_eq(memcmp(abuf, bbuf + 8192 + 3, 300000), 0);
+
+	memset(abuf, 0, 300000);
+	post_send(q1, IBV_WR_RDMA_READ, 2, abuf + 5, 299000, bbuf + 8192 + 3, bmr->rkey, 0);
+	wc = wait_wc();
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, IBV_WC_RDMA_READ);
+	ck_assert_uint_eq(wc.byte_len, 299000);
+	ck_assert_int_eq(memcmp(abuf + 5, bbuf + 8192 + 3, 299000), 0);
+
+	/* WRITE with immediate consumes a receive on the target. */
+	post_recv(q2, 77, bbuf, 0);
+	post_send(q1, IBV_WR_RDMA_WRITE_WITH_IMM, 3, abuf, 5000, bbuf + 100000, bmr->rkey, 0);
+	for (int k = 0; k < 2; k++) {
+		wc = wait_wc();
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		if (wc.wr_id == 77) {
+			ck_assert_int_eq(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+			ck_assert_uint_eq(wc.byte_len, 5000);
+		}
+	}
+
+	*target = 40;
+	{
+		struct ibv_sge sge = { (uintptr_t)abuf, 8, amr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 4, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		wr.wr.atomic.remote_addr = (uintptr_t)target;
+		wr.wr.atomic.rkey = bmr->rkey;
+		wr.wr.atomic.compare_add = 2;
+		ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), 0);
+		wc = wait_wc();
+		ck_assert_int_eq(wc.opcode, IBV_WC_FETCH_ADD);
+		ck_assert_uint_eq(*(uint64_t *)abuf, 40);
+		ck_assert_uint_eq(*target, 42);
+
+		wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+		wr.wr.atomic.compare_add = 42;
+		wr.wr.atomic.swap = 7;
+		ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), 0);
+		wc = wait_wc();
+		ck_assert_int_eq(wc.opcode, IBV_WC_COMP_SWAP);
+		ck_assert_uint_eq(*(uint64_t *)abuf, 42);
+		ck_assert_uint_eq(*target, 7);
+	}
+	destroy_pair(q1, q2);
+}
+END_TEST
+
+START_TEST(rc_inline_and_sge_lists)
+{
+	struct ibv_qp *q1, *q2;
+	struct ibv_sge sge[3] = {
+		{ (uintptr_t)abuf, 10, amr->lkey },
+		{ (uintptr_t)abuf + 5000, 3000, amr->lkey },
+		{ (uintptr_t)abuf + 100, 1, amr->lkey },
+	};
+	struct ibv_sge rsge[2] = {
+		{ (uintptr_t)bbuf, 1500, bmr->lkey },
+		{ (uintptr_t)bbuf + 9000, 2000, bmr->lkey },
+	};
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = sge, .num_sge = 3,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = rsge, .num_sge = 2 }, *rbad;
+	uint8_t expect[3011];
+	struct ibv_wc wc;
+
+	pair(&q1, &q2);
+	fill(abuf, 10000, 3);
+	memcpy(expect, abuf, 10);
+	memcpy(expect + 10, abuf + 5000, 3000);
+	expect[3010] = abuf[100];
+	ck_assert_int_eq(ibv_post_recv(q2, &rwr, &rbad), 0);
+	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), 0);
+	for (int k = 0; k < 2; k++)
+		ck_assert_int_eq(wait_wc().status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(bbuf, expect, 1500), 0);
+	ck_assert_int_eq(memcmp(bbuf + 9000, expect + 1500, 1511), 0);
+
+	/* Inline: the source buffer may change right after the post. */
+	memcpy(abuf, "inline!", 8);
+	sge[0].length = 8;
+	wr.num_sge = 1;
+	wr.send_flags |= IBV_SEND_INLINE;
+	ck_assert_int_eq(ibv_post_recv(q2, &rwr, &rbad), 0);
+	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), 0);
+	memset(abuf, 0, 8);
+	for (int k = 0; k < 2; k++) {
+		wc = wait_wc();
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	}
+	ck_assert_str_eq((char *)bbuf, "inline!");
+	destroy_pair(q1, q2);
+}
+END_TEST
+
+START_TEST(rc_rnr_then_recovery)
+{
+	struct ibv_qp *q1, *q2;
+	struct ibv_wc wc;
+	double t0;
+
+	pair(&q1, &q2);
+	fill(abuf, 2000, 9);
+	/* No receive posted: the responder answers RNR NAK, the requester waits. */
+	post_send(q1, IBV_WR_SEND, 1, abuf, 2000, NULL, 0, 0);
+	t0 = now_s();
+	while (now_s() - t0 < 0.05)
+		ck_assert_int_eq(ibv_poll_cq(cq, 1, &wc), 0);
+	post_recv(q2, 2, bbuf, 4096);
+	for (int k = 0; k < 2; k++)
+		ck_assert_int_eq(wait_wc().status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(abuf, bbuf, 2000), 0);
+	destroy_pair(q1, q2);
+}
+END_TEST
+
+START_TEST(rc_rnr_retry_exceeded)
+{
+	struct ibv_qp *q1 = rc_qp(), *q2 = rc_qp();
+	struct ibv_wc wc;
+
+	rc_connect(q1, q2->qp_num, 14, 7, 1);
+	rc_connect(q2, q1->qp_num, 14, 7, 7);
+	post_send(q1, IBV_WR_SEND, 1, abuf, 64, NULL, 0, 0);
+	wc = wait_wc();
+	ck_assert_int_eq(wc.status, IBV_WC_RNR_RETRY_EXC_ERR);
+	destroy_pair(q1, q2);
+}
+END_TEST
+
+START_TEST(rc_retry_exceeded_without_peer)
+{
+	struct ibv_qp *q1 = rc_qp();
+	struct ibv_wc wc;
+	double t0 = now_s();
+
+	/* A destination QPN nobody has: requests vanish, the ACK timer runs
+	 * out retry_cnt times (4.096 us * 2^10 = 4 ms each). */
+	rc_connect(q1, 0xabcde, 10, 2, 7);
+	post_send(q1, IBV_WR_RDMA_WRITE, 1, abuf, 64, bbuf, bmr->rkey, 0);
+	wc = wait_wc();
+	ck_assert_int_eq(wc.status, IBV_WC_RETRY_EXC_ERR);
+	ck_assert_double_lt(now_s() - t0, 5.0);
+	ck_assert_int_eq(ibv_destroy_qp(q1), 0);
+}
+END_TEST
+
+START_TEST(rc_remote_access_error)
+{
+	struct ibv_qp *q1, *q2;
+	struct ibv_wc wc;
+
+	pair(&q1, &q2);
+	post_send(q1, IBV_WR_RDMA_WRITE, 1, abuf, 16, bbuf, bmr->rkey ^ 0x100, 0);
+	wc = wait_wc();
+	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	/* Out of bounds of a valid key fails the same way on a fresh pair. */
+	destroy_pair(q1, q2);
+	pair(&q1, &q2);
+	post_send(q1, IBV_WR_RDMA_READ, 2, abuf, 64, bbuf + BUF_SIZE - 32, bmr->rkey, 0);
+	wc = wait_wc();
+	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	destroy_pair(q1, q2);
+}
+END_TEST
+
+START_TEST(destroy_flushes_outstanding)
+{
+	struct ibv_qp *q1, *q2;
+	struct ibv_wc wc;
+	int flushed = 0;
+
+	pair(&q1, &q2);
+	for (int i = 0; i < 5; i++)
+		post_recv(q2, 10 + i, bbuf, 64);
+	ck_assert_int_eq(ibv_destroy_qp(q2), 0);
+	while (ibv_poll_cq(cq, 1, &wc) > 0) {
+		ck_assert_int_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
+		flushed++;
+	}
+	ck_assert_int_eq(flushed, 5);
+	ck_assert_int_eq(ibv_destroy_qp(q1), 0);
+}
+END_TEST
+
+START_TEST(error_state_flushes_posts)
+{
+	struct ibv_qp *q1, *q2;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
+
+	pair(&q1, &q2);
+	ck_assert_int_eq(ibv_modify_qp(q1, &a, IBV_QP_STATE), 0);
+	post_send(q1, IBV_WR_SEND, 9, abuf, 16, NULL, 0, 0);
+	wc = wait_wc();
+	ck_assert_int_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
+	ck_assert_uint_eq(wc.wr_id, 9);
+	destroy_pair(q1, q2);
+}
+END_TEST
+
+int
+main(void)
+{
+	struct ibv_device **list;
+	Suite *s = suite_create("verbs");
+	TCase *tc = tcase_create("loopback");
+	SRunner *sr;
+	int n, failed;
+
+	list = ibv_get_device_list(&n);
+	if (list == NULL || n < 1) {
+		fprintf(stderr, "no droce device\n");
+		return 1;
+	}
+	ctx = ibv_open_device(list[0]);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 1024, NULL, NULL, 0);
+	abuf = aligned_alloc(4096, BUF_SIZE);
+	bbuf = aligned_alloc(4096, BUF_SIZE);
+	amr = ibv_reg_mr(pd, abuf, BUF_SIZE, ACCESS_ALL);
+	bmr = ibv_reg_mr(pd, bbuf, BUF_SIZE, ACCESS_ALL);
+	if (ctx == NULL || pd == NULL || cq == NULL || amr == NULL || bmr == NULL ||
+	    ibv_query_gid(ctx, 1, 1, &gid) != 0) {
+		fprintf(stderr, "setup failed\n");
+		return 1;
+	}
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, device_looks_like_roce);
+	tcase_add_test(tc, bad_arguments_fail_with_errno);
+	tcase_add_test(tc, rc_send_sizes);
+	tcase_add_test(tc, rc_write_read_atomic);
+	tcase_add_test(tc, rc_inline_and_sge_lists);
+	tcase_add_test(tc, rc_rnr_then_recovery);
+	tcase_add_test(tc, rc_rnr_retry_exceeded);
+	tcase_add_test(tc, rc_retry_exceeded_without_peer);
+	tcase_add_test(tc, rc_remote_access_error);
+	tcase_add_test(tc, destroy_flushes_outstanding);
+	tcase_add_test(tc, error_state_flushes_posts);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	ibv_dereg_mr(amr);
+	ibv_dereg_mr(bmr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	free(abuf);
+	free(bbuf);
+	return failed == 0 ? 0 : 1;
+}
