@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The port driver table, and what drivers share.
+ */
+#include <rte_common.h>
+#include <rte_log.h>
+
+#include "droce_driver.h"
+
+RTE_LOG_REGISTER(droce_drv_logtype, droce.driver, NOTICE);
+
+/* Most specific first: the generic driver matches everything, so it ends
+ * the table. */
+static const struct droce_driver_ops *const droce_drivers[] = {
+	&droce_drv_generic,
+};
+
+const struct droce_driver_ops *
+droce_driver_find(const struct rte_eth_dev_info *dev_info)
+{
+	unsigned i;
+
+	for (i = 0; i < RTE_DIM(droce_drivers); i++)
+		if (droce_drivers[i]->match(dev_info))
+			return droce_drivers[i];
+	return NULL;
+}
+
+void
+droce_drv_mtu_set(struct droce_port_drv_ctx *ctx)
+{
+	int ret = rte_eth_dev_set_mtu(ctx->port_id, ctx->eth_mtu);
+
+	ctx->mtu_set = ret == 0;
+	if (ret != 0)
+		rte_log(RTE_LOG_NOTICE, droce_drv_logtype,
+			"droce: ethdev %u (%s) keeps its MTU (setting %u: %s); droce keeps to its own\n",
+			ctx->port_id, ctx->dev_info->driver_name, ctx->eth_mtu,
+			rte_strerror(-ret));
+}

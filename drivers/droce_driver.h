@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Port drivers: what differs between NICs when droce brings up an ethdev.
+ *
+ * A droce port does the same thing on every ethdev (one RX and one TX
+ * queue, a mempool, a start); a driver adds what only some NICs can do:
+ * offloads, the MTU, rte_flow rules that steer UDP port 4791 to droce's
+ * queue, the RX filtering mode. The port asks droce_driver_find() for the
+ * first driver in the table whose match() accepts the ethdev and calls its
+ * hooks around its own steps, the way rdmavt calls its drivers:
+ *
+ *   configure()  the ethdev is probed and stopped: rte_eth_dev_configure()
+ *                with the driver's offloads, then the MTU
+ *   (the port sets up its queues and starts the ethdev)
+ *   start()      the ethdev is started: RX modes, flow rules
+ *   ...
+ *   stop()       before the port stops the ethdev: undo start()
+ *
+ * The generic driver (drivers/generic) matches every ethdev and uses no
+ * offload: droce computes checksums and classifies frames in software.
+ * NIC-specific drivers go before it in the table.
+ */
+#ifndef DROCE_DRIVER_H
+#define DROCE_DRIVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What a driver works on: one ethdev being brought up by a droce port. */
+struct droce_port_drv_ctx {
+	uint16_t port_id;                        /**< the ethdev */
+	const struct rte_eth_dev_info *dev_info; /**< its capabilities */
+	/** The Ethernet MTU (IP packet size) droce needs for its IB MTU. */
+	uint16_t eth_mtu;
+	/** Set by configure(): the ethdev accepted @ref eth_mtu. When false
+	 *  the PMD does not manage an MTU (memif, ring) or refused this one;
+	 *  droce keeps to its own MTU either way (the transport builds no
+	 *  larger frames). */
+	bool mtu_set;
+};
+
+/** The hooks of one port driver. */
+struct droce_driver_ops {
+	const char *name;
+	/** @return nonzero when this driver drives the ethdev. */
+	int (*match)(const struct rte_eth_dev_info *dev_info);
+	/**
+	 * Configure the stopped ethdev with one RX and one TX queue and the
+	 * driver's offloads (rte_eth_dev_configure()), then its MTU.
+	 * @return 0 or a negative errno.
+	 */
+	int (*configure)(struct droce_port_drv_ctx *ctx);
+	/** After rte_eth_dev_start(). @return 0 or a negative errno. */
+	int (*start)(struct droce_port_drv_ctx *ctx);
+	/** Before rte_eth_dev_stop(): undo start(). NULL: nothing to undo. */
+	void (*stop)(struct droce_port_drv_ctx *ctx);
+};
+
+/** The driver for any ethdev: no offloads, everything in software. */
+extern const struct droce_driver_ops droce_drv_generic;
+
+/** @return the first driver in the table that matches, or NULL. */
+const struct droce_driver_ops *droce_driver_find(const struct rte_eth_dev_info *dev_info);
+
+/**
+ * For drivers: set the ethdev's MTU to ctx->eth_mtu and record in
+ * ctx->mtu_set whether it took. A PMD that refuses (no MTU support, or a
+ * maximum it reports below what it really passes, as memif and af_packet
+ * do) is not an error: droce keeps to its own MTU whatever the ethdev's
+ * (the transport builds no larger frames), and the refusal is logged.
+ */
+void droce_drv_mtu_set(struct droce_port_drv_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DROCE_DRIVER_H */

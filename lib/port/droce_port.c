@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Attaching a droce port to an ethdev and taking it apart again; the
+ * queries, counters and dump.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "droce_port_priv.h"
+
+RTE_LOG_REGISTER(droce_port_logtype, droce.port, NOTICE);
+
+static bool
+ib_mtu_valid(uint16_t mtu)
+{
+	return mtu >= 256 && mtu <= 4096 && rte_is_power_of_2(mtu);
+}
+
+/*
+ * The MAC: the configured one, else the ethdev's, else (an ethdev that
+ * reports none) a random locally administered one. The ethdev is told,
+ * so that a NIC that filters by MAC lets the port's frames in; a PMD that
+ * cannot change its MAC does not filter either (ring, memif).
+ */
+static int
+port_mac_setup(struct droce_port *p, const struct droce_port_conf *conf)
+{
+	struct rte_ether_addr mac;
+	int ret;
+
+	if (conf->mac_set) {
+		if (!rte_is_valid_assigned_ether_addr(&conf->mac))
+			return -EINVAL;
+		mac = conf->mac;
+	} else {
+		ret = rte_eth_macaddr_get(p->port_id, &mac);
+		if (ret != 0)
+			return ret;
+		if (!rte_is_zero_ether_addr(&mac)) {
+			p->mac = mac;
+			return 0;
+		}
+		rte_eth_random_addr(mac.addr_bytes);
+	}
+	ret = rte_eth_dev_default_mac_addr_set(p->port_id, &mac);
+	if (ret == -ENOTSUP)
+		DROCE_PORT_LOG(NOTICE, "port %u: the ethdev cannot change its MAC; droce uses its own",
+			       p->port_id);
+	else if (ret != 0)
+		return ret;
+	p->mac = mac;
+	return 0;
+}
+
+/* Queues on the ethdev the driver configured. */
+static int
+port_queues_setup(struct droce_port *p, const struct droce_port_conf *conf)
+{
+	uint16_t nb_rxd = conf->nb_rxd ? conf->nb_rxd : DROCE_PORT_NB_DESC;
+	uint16_t nb_txd = conf->nb_txd ? conf->nb_txd : DROCE_PORT_NB_DESC;
+	int socket = rte_eth_dev_socket_id(p->port_id);
+	int ret;
+
+	ret = rte_eth_dev_adjust_nb_rx_tx_desc(p->port_id, &nb_rxd, &nb_txd);
+	if (ret != 0)
+		return ret;
+	ret = rte_eth_rx_queue_setup(p->port_id, 0, nb_rxd, socket, NULL, p->mp);
+	if (ret != 0)
+		return ret;
+	return rte_eth_tx_queue_setup(p->port_id, 0, nb_txd, socket, NULL);
+}
+
+/* The mbuf pool and the loopback ring, which can hold all of its mbufs. */
+static int
+port_buffers_create(struct droce_port *p, const struct droce_port_conf *conf)
+{
+	uint32_t nb = conf->nb_mbufs ? conf->nb_mbufs : DROCE_PORT_NB_MBUFS;
+	int socket = rte_eth_dev_socket_id(p->port_id);
+	char name[RTE_MEMPOOL_NAMESIZE];
+
+	snprintf(name, sizeof(name), "droce_mp%u", p->port_id);
+	p->mp = rte_pktmbuf_pool_create(name, nb, RTE_MIN(nb / 8, 256u),
+					RTE_ALIGN(sizeof(struct droce_pkt), RTE_MBUF_PRIV_ALIGN),
+					RTE_PKTMBUF_HEADROOM + DROCE_PORT_DATA_ROOM, socket);
+	if (p->mp == NULL)
+		return -rte_errno;
+	snprintf(name, sizeof(name), "droce_lo%u", p->port_id);
+	p->lo = rte_ring_create(name, nb, socket,
+				RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	return p->lo == NULL ? -rte_errno : 0;
+}
+
+/* Free what attach made; everything may be missing. */
+static void
+port_free(struct droce_port *p)
+{
+	struct rte_mbuf *m;
+
+	if (p->lo != NULL) {
+		while (rte_ring_sc_dequeue(p->lo, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(p->lo);
+	}
+	droce_neigh_fini(p);
+	rte_mempool_free(p->mp);
+	pthread_mutex_destroy(&p->capture_lock);
+	rte_free(p);
+}
+
+int
+droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
+{
+	struct droce_port *p;
+	int ret;
+
+	if (conf == NULL || out == NULL || !ib_mtu_valid(conf->mtu) ||
+	    (conf->ipv4 != 0 && (conf->ipv4_prefix == 0 || conf->ipv4_prefix > 32)))
+		return -EINVAL;
+	if (!rte_eth_dev_is_valid_port(conf->port_id))
+		return -ENODEV;
+	p = rte_zmalloc_socket("droce_port", sizeof(*p), RTE_CACHE_LINE_SIZE,
+			       rte_eth_dev_socket_id(conf->port_id));
+	if (p == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&p->capture_lock, NULL);
+	p->port_id = conf->port_id;
+	p->ib_mtu = conf->mtu;
+	p->ipv4 = conf->ipv4;
+	p->ipv4_prefix = conf->ipv4 ? conf->ipv4_prefix : 0;
+	p->ipv4_mask = conf->ipv4 ? ~0u << (32 - conf->ipv4_prefix) : 0;
+	p->tsc_hz = rte_get_tsc_hz();
+
+	ret = rte_eth_dev_info_get(p->port_id, &p->dev_info);
+	if (ret != 0)
+		goto fail;
+	p->drv = droce_driver_find(&p->dev_info);
+	if (p->drv == NULL) {
+		ret = -ENOTSUP;
+		goto fail;
+	}
+	p->drv_ctx.port_id = p->port_id;
+	p->drv_ctx.dev_info = &p->dev_info;
+	p->drv_ctx.eth_mtu = p->ib_mtu + DROCE_PORT_L3_OVERHEAD;
+
+	ret = port_buffers_create(p, conf);
+	if (ret == 0)
+		ret = droce_neigh_init(p);
+	if (ret == 0)
+		ret = p->drv->configure(&p->drv_ctx);
+	if (ret == 0)
+		ret = port_queues_setup(p, conf);
+	if (ret == 0)
+		ret = port_mac_setup(p, conf);
+	if (ret == 0)
+		ret = rte_eth_dev_start(p->port_id);
+	if (ret != 0)
+		goto fail;
+	ret = p->drv->start(&p->drv_ctx);
+	if (ret != 0) {
+		rte_eth_dev_stop(p->port_id);
+		goto fail;
+	}
+	droce_gid_table_build(p);
+	if (conf->capture != NULL) {
+		ret = droce_port_capture_start(p, conf->capture);
+		if (ret != 0) {
+			droce_port_detach(p);
+			return ret;
+		}
+	}
+	*out = p;
+	return 0;
+fail:
+	DROCE_PORT_LOG(ERR, "port %u: attach failed: %s", conf->port_id,
+		       rte_strerror(-ret));
+	port_free(p);
+	return ret;
+}
+
+void
+droce_port_detach(struct droce_port *p)
+{
+	if (p == NULL)
+		return;
+	droce_port_capture_stop(p);
+	if (p->drv->stop != NULL)
+		p->drv->stop(&p->drv_ctx);
+	/* The ethdev stays the application's; stopping it makes PMDs give
+	 * back the RX mbufs of the pool freed below. */
+	rte_eth_dev_stop(p->port_id);
+	port_free(p);
+}
+
+struct rte_mempool *
+droce_port_mempool(const struct droce_port *p)
+{
+	return p->mp;
+}
+
+uint16_t
+droce_port_ethdev(const struct droce_port *p)
+{
+	return p->port_id;
+}
+
+void
+droce_port_mac(const struct droce_port *p, struct rte_ether_addr *mac)
+{
+	*mac = p->mac;
+}
+
+uint32_t
+droce_port_ipv4(const struct droce_port *p)
+{
+	return p->ipv4;
+}
+
+uint16_t
+droce_port_mtu(const struct droce_port *p)
+{
+	return p->ib_mtu;
+}
+
+void
+droce_port_tick(struct droce_port *p)
+{
+	droce_neigh_gc(p, rte_get_tsc_cycles());
+}
+
+/* The counters are all uint64_t: copy them as an array. */
+#define STATS_NB (sizeof(struct droce_port_stats) / sizeof(uint64_t))
+static_assert(sizeof(struct droce_port_stats) % sizeof(uint64_t) == 0,
+	      "struct droce_port_stats holds only uint64_t counters");
+
+void
+droce_port_stats_get(const struct droce_port *p, struct droce_port_stats *s)
+{
+	const uint64_t *src = (const uint64_t *)&p->stats;
+	uint64_t *dst = (uint64_t *)s;
+	unsigned i;
+
+	for (i = 0; i < STATS_NB; i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+#define STAT_NAME(f) { #f, offsetof(struct droce_port_stats, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} stat_names[] = {
+	STAT_NAME(rx_frames), STAT_NAME(rx_roce), STAT_NAME(rx_arp),
+	STAT_NAME(rx_loopback), STAT_NAME(rx_not_roce), STAT_NAME(rx_malformed),
+	STAT_NAME(rx_bad_opcode), STAT_NAME(rx_bad_icrc), STAT_NAME(rx_not_ours),
+	STAT_NAME(tx_frames), STAT_NAME(tx_arp), STAT_NAME(tx_busy),
+};
+static_assert(RTE_DIM(stat_names) == STATS_NB, "every counter has a name");
+
+void
+droce_port_dump(const struct droce_port *p, FILE *f)
+{
+	char name[RTE_ETH_NAME_MAX_LEN], mac[RTE_ETHER_ADDR_FMT_SIZE];
+	char gid[INET6_ADDRSTRLEN];
+	struct droce_port_stats s;
+	unsigned i;
+
+	if (rte_eth_dev_get_name_by_port(p->port_id, name) != 0)
+		snprintf(name, sizeof(name), "?");
+	rte_ether_format_addr(mac, sizeof(mac), &p->mac);
+	fprintf(f, "droce port on ethdev %u (%s, PMD %s, droce driver %s)\n",
+		p->port_id, name, p->dev_info.driver_name, p->drv->name);
+	fprintf(f, "  mac %s\n", mac);
+	if (p->ipv4 != 0)
+		fprintf(f, "  ipv4 %u.%u.%u.%u/%u\n", p->ipv4 >> 24,
+			(p->ipv4 >> 16) & 0xff, (p->ipv4 >> 8) & 0xff,
+			p->ipv4 & 0xff, p->ipv4_prefix);
+	else
+		fprintf(f, "  ipv4 none\n");
+	fprintf(f, "  ib mtu %u, ethernet mtu %u %s\n", p->ib_mtu,
+		p->drv_ctx.eth_mtu,
+		p->drv_ctx.mtu_set ? "(set on the ethdev)" : "(not set: the PMD refused)");
+	fprintf(f, "  capture %s\n",
+		__atomic_load_n(&p->capture, __ATOMIC_RELAXED) ? "running" : "off");
+	for (i = 0; i < (unsigned)p->nb_gids; i++) {
+		droce_gid_format(p->gids[i], gid, sizeof(gid));
+		fprintf(f, "  gid[%u] %s\n", i, gid);
+	}
+	droce_neigh_dump(p, f);
+	droce_port_stats_get(p, &s);
+	fprintf(f, "  counters:\n");
+	for (i = 0; i < RTE_DIM(stat_names); i++)
+		fprintf(f, "    %-14s %" PRIu64 "\n", stat_names[i].name,
+			*(const uint64_t *)((const uint8_t *)&s + stat_names[i].off));
+}

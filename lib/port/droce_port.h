@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * A droce port: one DPDK ethdev that carries RoCEv2.
+ *
+ * The port owns the ethdev's queue 0 pair, the mbuf pool, the MAC and IP
+ * addresses, the GID table and the neighbour (ARP) table. Its RX path
+ * hands RoCEv2 packets, parsed and ICRC-checked, to the caller (the
+ * engine) and deals with everything else itself: ARP is answered and
+ * learned, the rest is counted and dropped. Its TX path sends frames the
+ * transport built, and loops back frames addressed to the port itself.
+ *
+ * A port's RX and TX functions are called by one thread at a time (the
+ * engine that owns the port); the control functions (attach, detach,
+ * GID queries, capture) may be called from any thread.
+ */
+#ifndef DROCE_PORT_H
+#define DROCE_PORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "droce_wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most GIDs a port holds. */
+#define DROCE_GID_TABLE_LEN 16
+
+/** What a port is attached with. */
+struct droce_port_conf {
+	uint16_t port_id;            /**< an ethdev already probed, not started */
+	bool mac_set;                /**< use @ref mac instead of the ethdev's */
+	struct rte_ether_addr mac;
+	uint32_t ipv4;               /**< host byte order; 0: none */
+	uint8_t ipv4_prefix;         /**< prefix length (e.g. 24) */
+	uint16_t mtu;                /**< IB path MTU limit: 256, 512, 1024, 2048 or 4096 */
+	uint16_t nb_rxd, nb_txd;     /**< descriptors per queue; 0: defaults */
+	uint32_t nb_mbufs;           /**< mbuf pool size; 0: default */
+	const char *capture;         /**< pcapng file to capture into; NULL: none */
+};
+
+/** Counters of one port. Every field only grows. */
+struct droce_port_stats {
+	uint64_t rx_frames;          /**< every frame received from the ethdev */
+	uint64_t rx_roce;            /**< RoCEv2 frames handed to the engine */
+	uint64_t rx_arp;             /**< ARP frames handled */
+	uint64_t rx_loopback;        /**< frames received through local loopback */
+	uint64_t rx_not_roce;        /**< other traffic, dropped */
+	uint64_t rx_malformed;       /**< truncated or inconsistent headers, dropped */
+	uint64_t rx_bad_opcode;      /**< unknown BTH opcode, dropped */
+	uint64_t rx_bad_icrc;        /**< ICRC mismatch, dropped */
+	uint64_t rx_not_ours;        /**< to a MAC, or RoCEv2 to a GID, not ours; dropped */
+	uint64_t tx_frames;          /**< frames handed to the ethdev or looped back */
+	uint64_t tx_arp;             /**< ARP requests and replies sent */
+	uint64_t tx_busy;            /**< frames the ethdev refused for now (kept by the caller) */
+};
+
+struct droce_port;
+
+/**
+ * Attach a droce port to an ethdev: configure one RX and one TX queue,
+ * create the mbuf pool (with room for a struct droce_pkt in each mbuf's
+ * private area), set the MAC, build the GID table, start the ethdev.
+ * @return 0 and *@p out set, or a negative errno.
+ */
+int droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out);
+
+/** Stop the ethdev, stop a running capture, free the port. */
+void droce_port_detach(struct droce_port *p);
+
+/** The parse result stored in a received mbuf's private area. */
+static inline struct droce_pkt *
+droce_pkt_of(struct rte_mbuf *m)
+{
+	return (struct droce_pkt *)rte_mbuf_to_priv(m);
+}
+
+/**
+ * Receive up to @p n RoCEv2 frames addressed to this port (including
+ * frames looped back by droce_port_tx()). Each returned mbuf has been
+ * parsed and its ICRC checked: droce_pkt_of(m) holds the result. ARP and
+ * everything else are consumed and counted here.
+ * @return the number of frames in @p pkts.
+ */
+uint16_t droce_port_rx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n);
+
+/**
+ * Send up to @p n complete frames (headers, payload, ICRC). Frames whose
+ * destination is this port's own address are looped back to its RX.
+ * @return how many frames were taken; the caller still owns the rest and
+ * sends them again later (nothing is dropped on a full ring).
+ */
+uint16_t droce_port_tx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n);
+
+/** The pool the transport allocates frames from. */
+struct rte_mempool *droce_port_mempool(const struct droce_port *p);
+
+/** The ethdev behind the port. */
+uint16_t droce_port_ethdev(const struct droce_port *p);
+
+/** The port's MAC address. */
+void droce_port_mac(const struct droce_port *p, struct rte_ether_addr *mac);
+
+/** The port's IPv4 address (host order, 0 if none). */
+uint32_t droce_port_ipv4(const struct droce_port *p);
+
+/** The IB MTU the port was configured with (256..4096). */
+uint16_t droce_port_mtu(const struct droce_port *p);
+
+/**
+ * Number of valid GIDs. The table follows rxe's order, so the familiar
+ * `-g 1` selects IPv4: index 0 is the IPv6 link-local GID made from the
+ * MAC (fe80::/64 with EUI-64), index 1 the IPv4-mapped GID ::ffff:a.b.c.d
+ * when the port has an IPv4 address. All are RoCE v2 GIDs.
+ */
+int droce_port_gid_count(const struct droce_port *p);
+
+/** Copy GID @p index into @p gid. @return 0, or -EINVAL for an empty index. */
+int droce_port_gid(const struct droce_port *p, int index, uint8_t gid[16]);
+
+/** @return the index of @p gid in the table, or -1 if the port does not own it. */
+int droce_port_gid_find(const struct droce_port *p, const uint8_t gid[16]);
+
+/**
+ * Fill the L2/L3 source fields of @p a (MAC, source GID @p sgid_index) and
+ * the destination MAC for destination GID @p dgid.
+ * @return 0 when the destination MAC is known; -EAGAIN when it is not yet
+ * (an ARP request was sent, rate-limited: call again later); -EINVAL for a
+ * bad GID index; -EHOSTUNREACH when @p dgid is not reachable on this port.
+ * Engine thread only.
+ */
+int droce_port_route(struct droce_port *p, int sgid_index, const uint8_t dgid[16],
+		     struct droce_l3_addr *a);
+
+/**
+ * Engine thread only: housekeeping that is due (ARP retries and expiry).
+ * Cheap when nothing is due.
+ */
+void droce_port_tick(struct droce_port *p);
+
+/** Snapshot of the port's counters. Any thread. */
+void droce_port_stats_get(const struct droce_port *p, struct droce_port_stats *s);
+
+/**
+ * Start writing every frame the port receives and sends (both
+ * directions, loopback included) to a pcapng file that Wireshark opens.
+ * Any thread. @return 0 or a negative errno (-EBUSY if one is running).
+ */
+int droce_port_capture_start(struct droce_port *p, const char *path);
+
+/**
+ * Stop the capture and close its file. Any thread: waits for the RX or TX
+ * call the engine may be in to finish with the file; an engine that is not
+ * running holds nothing, so this never waits for it. No-op when no capture
+ * runs.
+ */
+void droce_port_capture_stop(struct droce_port *p);
+
+/** Print the port's addresses, GIDs, neighbours and counters. */
+void droce_port_dump(const struct droce_port *p, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DROCE_PORT_H */

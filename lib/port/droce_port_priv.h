@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The inside of a droce port, shared by the files of lib/port.
+ *
+ * Threads: the engine that owns the port calls RX, TX, route and tick, one
+ * call at a time; those write every counter, the neighbour table and the
+ * loopback ring without locks. Other threads read the counters (relaxed
+ * atomic loads of single-writer values), the immutable addresses and GIDs,
+ * and start or stop the capture (see droce_capture.c).
+ */
+#ifndef DROCE_PORT_PRIV_H
+#define DROCE_PORT_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_ethdev.h>
+#include <rte_hash.h>
+#include <rte_log.h>
+#include <rte_pcapng.h>
+#include <rte_ring.h>
+
+#include "droce_driver.h"
+#include "droce_port.h"
+
+extern int droce_port_logtype;
+#define DROCE_PORT_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, droce_port_logtype, "droce: " fmt "\n", ##__VA_ARGS__)
+
+/*
+ * Data room of every mbuf: a 4096-MTU frame (at most 4096 + 110 bytes of
+ * headers) in one segment, and the 8 KiB af_packet frames ENV.md
+ * recommends (framesz=8192: its RX queue setup refuses smaller mbufs).
+ */
+#define DROCE_PORT_DATA_ROOM 8192
+/* Headers around the IB payload on the IP layer: IPv6, UDP, BTH, the
+ * largest extension headers (AtomicETH), ICRC. */
+#define DROCE_PORT_L3_OVERHEAD (40 + 8 + 12 + 28 + DROCE_ICRC_LEN)
+/* Defaults when the configuration says 0. */
+#define DROCE_PORT_NB_DESC 512
+#define DROCE_PORT_NB_MBUFS 4095
+/* Frames handled per step where a local array is needed. */
+#define DROCE_PORT_BURST 32
+
+/* ---- neighbour (ARP) table ---- */
+
+#define DROCE_NEIGH_MAX 256
+
+enum droce_neigh_state {
+	DROCE_NEIGH_FREE = 0,
+	DROCE_NEIGH_PENDING,     /* ARP request sent, no answer yet */
+	DROCE_NEIGH_VALID,
+};
+
+/* One IPv4 neighbour. The slot is the position rte_hash gives the key. */
+struct droce_neigh {
+	uint32_t ip;             /* host order */
+	uint8_t state;           /* enum droce_neigh_state, written last */
+	uint16_t vlan_tci;       /* tag its ARP came with (0: untagged) */
+	struct rte_ether_addr mac;
+	uint64_t updated;        /* TSC: learned or refreshed */
+	uint64_t solicited;      /* TSC: last ARP request for it */
+};
+
+/* ---- capture ---- */
+
+struct droce_capture;
+
+/* ---- the port ---- */
+
+struct droce_port {
+	/* Read on every frame. */
+	uint16_t port_id;
+	struct rte_ether_addr mac;
+	uint32_t ipv4;           /* host order; 0: none */
+	uint32_t ipv4_mask;      /* host order */
+	struct rte_mempool *mp;
+	struct rte_ring *lo;     /* frames the port sent to itself */
+	struct droce_port_stats stats;
+	/* Published by capture start/stop, read by the engine. */
+	struct droce_capture *capture;
+	uint32_t capture_users;  /* engine calls inside the capture */
+	pthread_mutex_t capture_lock; /* start/stop among themselves */
+
+	/* Neighbours (engine thread). */
+	struct rte_hash *neigh_hash;
+	uint64_t neigh_gc_next;  /* TSC of the next expiry scan */
+	uint32_t learn_ip;       /* last learned, to skip repeated learning */
+	uint64_t learn_tsc;
+	struct droce_neigh neigh[DROCE_NEIGH_MAX];
+
+	/* Fixed at attach. */
+	uint64_t tsc_hz;
+	uint16_t ib_mtu;
+	uint8_t ipv4_prefix;
+	int nb_gids;
+	uint8_t gids[DROCE_GID_TABLE_LEN][16];
+	const struct droce_driver_ops *drv;
+	struct droce_port_drv_ctx drv_ctx;
+	struct rte_eth_dev_info dev_info;
+};
+
+/* Counters have one writer, the engine thread: a relaxed load, add and
+ * store is enough for readers on other threads to see whole values. */
+#define DROCE_STAT_ADD(p, field, n) \
+	__atomic_store_n(&(p)->stats.field, (p)->stats.field + (n), __ATOMIC_RELAXED)
+
+/* droce_gid.c */
+void droce_gid_table_build(struct droce_port *p);
+bool droce_gid_is_v4mapped(const uint8_t gid[16]);
+void droce_gid_format(const uint8_t gid[16], char *buf, size_t len);
+
+/* droce_neigh.c */
+int droce_neigh_init(struct droce_port *p);
+void droce_neigh_fini(struct droce_port *p);
+bool droce_neigh_on_link(const struct droce_port *p, uint32_t ip);
+void droce_neigh_learn(struct droce_port *p, uint32_t ip,
+		       const struct rte_ether_addr *mac, uint16_t vlan_tci,
+		       uint64_t now);
+int droce_neigh_resolve(struct droce_port *p, uint32_t ip,
+			struct rte_ether_addr *mac, uint16_t *vlan_tci);
+void droce_neigh_gc(struct droce_port *p, uint64_t now);
+void droce_neigh_dump(const struct droce_port *p, FILE *f);
+
+/* droce_arp.c */
+void droce_arp_input(struct droce_port *p, struct rte_mbuf *m, uint32_t off,
+		     uint16_t vlan_tci);
+int droce_arp_request(struct droce_port *p, uint32_t ip);
+
+/* droce_capture.c: enter/exit bracket every engine call that may write
+ * frames to the capture; nested brackets are fine. */
+struct droce_capture *droce_capture_enter(struct droce_port *p);
+void droce_capture_exit(struct droce_port *p, struct droce_capture *c);
+void droce_capture_frames(struct droce_capture *c, uint16_t port_id,
+			  struct rte_mbuf **pkts, uint16_t n,
+			  enum rte_pcapng_direction dir);
+/* copies[i] is NULL where no copy could be made (counted as dropped). */
+void droce_capture_copy(struct droce_capture *c, uint16_t port_id,
+			struct rte_mbuf **pkts, uint16_t n,
+			enum rte_pcapng_direction dir, struct rte_mbuf **copies);
+/* Writes and frees the non-NULL copies. */
+void droce_capture_write(struct droce_capture *c, struct rte_mbuf **copies,
+			 uint16_t n);
+
+#endif /* DROCE_PORT_PRIV_H */

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RX: frames looped back by the port's own TX first, then the ethdev's.
+ * Every frame is classified here: RoCEv2 addressed to one of the port's
+ * GIDs, parsed and ICRC-checked, goes to the caller; ARP is handled;
+ * everything else is counted and freed. Headers are read with
+ * rte_pktmbuf_read(), so frames of any length and shape are safe.
+ */
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "droce_port_priv.h"
+
+/* Learn the sender of a RoCE frame, at most once a second per sender in
+ * a row: a flow's frames all say the same. */
+static void
+rx_learn(struct droce_port *p, const struct droce_pkt *pkt, uint64_t now)
+{
+	rte_be32_t be;
+	uint32_t ip;
+
+	memcpy(&be, pkt->sgid + 12, sizeof(be));
+	ip = rte_be_to_cpu_32(be);
+	if (ip == p->learn_ip && now - p->learn_tsc < p->tsc_hz)
+		return;
+	p->learn_ip = ip;
+	p->learn_tsc = now;
+	droce_neigh_learn(p, ip, &pkt->src_mac, pkt->vlan_tci, now);
+}
+
+/* An IPv4 or IPv6 frame: keep it if it is RoCEv2 for us. */
+static bool
+rx_roce(struct droce_port *p, struct rte_mbuf *m, uint64_t now)
+{
+	struct droce_pkt *pkt = droce_pkt_of(m);
+
+	switch (droce_pkt_parse(m, pkt, true)) {
+	case DROCE_PARSE_OK:
+		break;
+	case DROCE_PARSE_NOT_ROCE:
+		DROCE_STAT_ADD(p, rx_not_roce, 1);
+		return false;
+	case DROCE_PARSE_BAD_OPCODE:
+		DROCE_STAT_ADD(p, rx_bad_opcode, 1);
+		return false;
+	case DROCE_PARSE_BAD_ICRC:
+		DROCE_STAT_ADD(p, rx_bad_icrc, 1);
+		return false;
+	default:
+		DROCE_STAT_ADD(p, rx_malformed, 1);
+		return false;
+	}
+	if (droce_port_gid_find(p, pkt->dgid) < 0) {
+		DROCE_STAT_ADD(p, rx_not_ours, 1);
+		return false;
+	}
+	if (!pkt->ipv6)
+		rx_learn(p, pkt, now);
+	DROCE_STAT_ADD(p, rx_roce, 1);
+	return true;
+}
+
+/*
+ * @return true when @p m is RoCE for the caller; otherwise it is consumed.
+ * Looped back frames skip the MAC check: droce_port_tx() looped them
+ * because their MAC or their IP address is the port's.
+ */
+static bool
+rx_one(struct droce_port *p, struct rte_mbuf *m, bool looped, uint64_t now)
+{
+	struct rte_ether_hdr eh_buf;
+	struct rte_vlan_hdr vh_buf;
+	const struct rte_ether_hdr *eh = rte_pktmbuf_read(m, 0, sizeof(eh_buf), &eh_buf);
+	const struct rte_vlan_hdr *vh;
+	uint32_t off = sizeof(eh_buf);
+	uint16_t vlan_tci = 0;
+	rte_be16_t type;
+
+	if (eh == NULL) {
+		DROCE_STAT_ADD(p, rx_malformed, 1);
+		goto drop;
+	}
+	/* NICs filter by MAC, PMDs of virtual ports do not: so do it here. */
+	if (!looped && !rte_is_same_ether_addr(&eh->dst_addr, &p->mac) &&
+	    !rte_is_broadcast_ether_addr(&eh->dst_addr)) {
+		DROCE_STAT_ADD(p, rx_not_ours, 1);
+		goto drop;
+	}
+	type = eh->ether_type;
+	if (type == RTE_BE16(RTE_ETHER_TYPE_VLAN)) {
+		vh = rte_pktmbuf_read(m, off, sizeof(vh_buf), &vh_buf);
+		if (vh == NULL) {
+			DROCE_STAT_ADD(p, rx_malformed, 1);
+			goto drop;
+		}
+		vlan_tci = rte_be_to_cpu_16(vh->vlan_tci);
+		type = vh->eth_proto;
+		off += sizeof(vh_buf);
+	}
+	switch (type) {
+	case RTE_BE16(RTE_ETHER_TYPE_ARP):
+		droce_arp_input(p, m, off, vlan_tci);
+		return false;
+	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
+	case RTE_BE16(RTE_ETHER_TYPE_IPV6):
+		if (rx_roce(p, m, now))
+			return true;
+		goto drop;
+	default:
+		DROCE_STAT_ADD(p, rx_not_roce, 1);
+		goto drop;
+	}
+drop:
+	rte_pktmbuf_free(m);
+	return false;
+}
+
+/* Capture, classify and compact @p n frames in place. @return those kept. */
+static uint16_t
+rx_classify(struct droce_port *p, struct droce_capture *c,
+	    struct rte_mbuf **pkts, uint16_t n, bool looped)
+{
+	uint64_t now = rte_get_tsc_cycles();
+	uint16_t i, kept = 0;
+
+	if (c != NULL)
+		droce_capture_frames(c, p->port_id, pkts, n, RTE_PCAPNG_DIRECTION_IN);
+	for (i = 0; i < n; i++)
+		if (rx_one(p, pkts[i], looped, now))
+			pkts[kept++] = pkts[i];
+	return kept;
+}
+
+uint16_t
+droce_port_rx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct droce_capture *c = droce_capture_enter(p);
+	uint16_t got = 0, nb;
+
+	nb = (uint16_t)rte_ring_sc_dequeue_burst(p->lo, (void **)pkts, n, NULL);
+	if (nb != 0) {
+		DROCE_STAT_ADD(p, rx_loopback, nb);
+		got = rx_classify(p, c, pkts, nb, true);
+	}
+	if (got < n) {
+		nb = rte_eth_rx_burst(p->port_id, 0, pkts + got, n - got);
+		if (nb != 0) {
+			DROCE_STAT_ADD(p, rx_frames, nb);
+			got += rx_classify(p, c, pkts + got, nb, false);
+		}
+	}
+	droce_capture_exit(p, c);
+	return got;
+}

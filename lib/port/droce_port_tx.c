@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * TX: frames for the port itself (its MAC, or one of its IP addresses)
+ * go to the loopback ring that droce_port_rx() drains first; the rest go
+ * to the ethdev. Order is kept: frames are taken in runs of the same
+ * destination, and taking stops at the first frame that does not fit, so
+ * the caller keeps exactly the tail it got back.
+ *
+ * Looped back frames are parsed into their mbuf's private area like
+ * received ones, so they must come from droce_port_mempool() (or a pool
+ * with a private area as large).
+ */
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "droce_port_priv.h"
+
+/* Does @p m go to this port itself? Reads only the first segment, where
+ * the headers of every frame droce builds are. */
+static bool
+tx_is_local(const struct droce_port *p, const struct rte_mbuf *m)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	const struct rte_ether_hdr *eh = (const struct rte_ether_hdr *)d;
+	uint32_t len = rte_pktmbuf_data_len(m);
+	uint32_t off = sizeof(*eh);
+	rte_be16_t type;
+
+	if (len < sizeof(*eh))
+		return false;
+	if (rte_is_same_ether_addr(&eh->dst_addr, &p->mac))
+		return true;
+	if (!rte_is_unicast_ether_addr(&eh->dst_addr))
+		return false;
+	type = eh->ether_type;
+	if (type == RTE_BE16(RTE_ETHER_TYPE_VLAN)) {
+		if (len < off + sizeof(struct rte_vlan_hdr))
+			return false;
+		type = ((const struct rte_vlan_hdr *)(d + off))->eth_proto;
+		off += sizeof(struct rte_vlan_hdr);
+	}
+	if (type == RTE_BE16(RTE_ETHER_TYPE_IPV4) &&
+	    len >= off + sizeof(struct rte_ipv4_hdr))
+		return p->ipv4 != 0 &&
+		       ((const struct rte_ipv4_hdr *)(d + off))->dst_addr ==
+		       rte_cpu_to_be_32(p->ipv4);
+	if (type == RTE_BE16(RTE_ETHER_TYPE_IPV6) &&
+	    len >= off + sizeof(struct rte_ipv6_hdr))
+		return droce_port_gid_find(p,
+			((const struct rte_ipv6_hdr *)(d + off))->dst_addr) >= 0;
+	return false;
+}
+
+static uint16_t
+tx_wire(struct droce_port *p, struct droce_capture *c,
+	struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mbuf *copies[DROCE_PORT_BURST];
+	uint16_t k;
+
+	/* Copy before sending: PMDs that copy (memif, af_packet) free the
+	 * mbuf inside rte_eth_tx_burst(). Copies of frames the ethdev did
+	 * not take are dropped: they are captured when sent again. */
+	if (c != NULL)
+		droce_capture_copy(c, p->port_id, pkts, n, RTE_PCAPNG_DIRECTION_OUT,
+				   copies);
+	k = rte_eth_tx_burst(p->port_id, 0, pkts, n);
+	if (c != NULL) {
+		droce_capture_write(c, copies, k);
+		rte_pktmbuf_free_bulk(copies + k, n - k);
+	}
+	return k;
+}
+
+static uint16_t
+tx_loopback(struct droce_port *p, struct droce_capture *c,
+	    struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t k = (uint16_t)rte_ring_sp_enqueue_burst(p->lo, (void **)pkts, n, NULL);
+
+	/* The ring keeps them untouched until this thread's next RX. */
+	if (c != NULL)
+		droce_capture_frames(c, p->port_id, pkts, k, RTE_PCAPNG_DIRECTION_OUT);
+	return k;
+}
+
+uint16_t
+droce_port_tx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct droce_capture *c = droce_capture_enter(p);
+	uint16_t sent = 0, run, k;
+	bool local;
+
+	while (sent < n) {
+		local = tx_is_local(p, pkts[sent]);
+		for (run = 1; run < DROCE_PORT_BURST && sent + run < n &&
+		     tx_is_local(p, pkts[sent + run]) == local; run++)
+			;
+		k = local ? tx_loopback(p, c, pkts + sent, run) :
+			    tx_wire(p, c, pkts + sent, run);
+		sent += k;
+		if (k < run) {
+			DROCE_STAT_ADD(p, tx_busy, n - sent);
+			break;
+		}
+	}
+	DROCE_STAT_ADD(p, tx_frames, sent);
+	droce_capture_exit(p, c);
+	return sent;
+}

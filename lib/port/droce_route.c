@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * From a destination GID to the L2/L3 addresses of a packet.
+ *
+ * What is reachable for now: the port's own GIDs (looped back), IPv4 hosts
+ * on the port's subnet (ARP), and IPv6 link-local GIDs made from a MAC
+ * (fe80::/64 with a modified EUI-64 interface id), whose MAC the address
+ * itself gives. Not yet: a gateway for other IPv4 subnets, and IPv6
+ * neighbour discovery for other IPv6 addresses; those are -EHOSTUNREACH.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_hash_crc.h>
+
+#include "droce_port_priv.h"
+
+/* IPv4 TTL and IPv6 hop limit of every packet, as rxe sends. */
+#define ROUTE_TTL 64
+/* UDP source ports for RoCEv2 flows: 0xc000-0xffff, as rxe uses. */
+#define ROUTE_SPORT_BASE 0xc000
+#define ROUTE_SPORT_MASK 0x3fff
+
+/* The MAC inside a fe80::/64 modified EUI-64 address (RFC 4291 app. A). */
+static int
+route_ipv6_link_local(const uint8_t dgid[16], struct rte_ether_addr *mac)
+{
+	static const uint8_t ll_prefix[8] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0 };
+
+	if (memcmp(dgid, ll_prefix, sizeof(ll_prefix)) != 0 ||
+	    dgid[11] != 0xff || dgid[12] != 0xfe)
+		return -EHOSTUNREACH;
+	mac->addr_bytes[0] = dgid[8] ^ 0x02;
+	mac->addr_bytes[1] = dgid[9];
+	mac->addr_bytes[2] = dgid[10];
+	mac->addr_bytes[3] = dgid[13];
+	mac->addr_bytes[4] = dgid[14];
+	mac->addr_bytes[5] = dgid[15];
+	return rte_is_valid_assigned_ether_addr(mac) ? 0 : -EHOSTUNREACH;
+}
+
+int
+droce_port_route(struct droce_port *p, int sgid_index, const uint8_t dgid[16],
+		 struct droce_l3_addr *a)
+{
+	const uint8_t *sgid;
+	rte_be32_t dst;
+	bool v4;
+
+	if (sgid_index < 0 || sgid_index >= p->nb_gids)
+		return -EINVAL;
+	sgid = p->gids[sgid_index];
+	v4 = droce_gid_is_v4mapped(sgid);
+	if (v4 != droce_gid_is_v4mapped(dgid))
+		return -EHOSTUNREACH;
+	memset(a, 0, sizeof(*a));
+	a->ipv6 = !v4;
+	a->src_mac = p->mac;
+	a->ttl = ROUTE_TTL;
+	/* One port per destination spreads flows to different hosts over
+	 * ECMP paths; the caller picks one per QP as rxe does. */
+	a->udp_sport = ROUTE_SPORT_BASE |
+		       (rte_hash_crc(dgid, 16, 0) & ROUTE_SPORT_MASK);
+	memcpy(a->sgid, sgid, 16);
+	memcpy(a->dgid, dgid, 16);
+	if (droce_port_gid_find(p, dgid) >= 0) {
+		a->dst_mac = p->mac;
+		return 0;
+	}
+	if (!v4)
+		return route_ipv6_link_local(dgid, &a->dst_mac);
+	memcpy(&dst, dgid + 12, sizeof(dst));
+	/* No gateway yet: only the port's own subnet is reachable. */
+	if (!droce_neigh_on_link(p, rte_be_to_cpu_32(dst)))
+		return -EHOSTUNREACH;
+	return droce_neigh_resolve(p, rte_be_to_cpu_32(dst), &a->dst_mac,
+				   &a->vlan_tci);
+}
