@@ -62,30 +62,20 @@ engine_take_kicks(struct droce_engine *e)
 	}
 }
 
-/*
- * Resolve the QP's destination once (ARP may take a few iterations).
- * @return true when the QP can send.
- */
+/* Resolve an RC/UC QP's destination. @return true when it can send. */
 static bool
 engine_route(struct droce_engine *e, struct droce_qp *qp)
 {
-	const struct ibv_global_route *grh = &qp->av.attr.grh;
 	int rc;
 
-	if (qp->av.routed)
+	if (qp->type == IBV_QPT_UD)
+		return true; /* each WQE names its own address handle */
+	rc = droce_av_route(&e->tx, &qp->av);
+	if (rc == 0)
 		return true;
-	rc = droce_port_route(e->port, grh->sgid_index, grh->dgid.raw, &qp->av.l3);
-	if (rc == -EAGAIN)
-		return false;
-	if (rc != 0) {
+	if (rc != -EAGAIN)
 		droce_qp_fatal(qp, IBV_WC_RETRY_EXC_ERR);
-		return false;
-	}
-	qp->av.l3.ttl = grh->hop_limit != 0 ? grh->hop_limit : 64;
-	qp->av.l3.tclass = grh->traffic_class;
-	qp->av.l3.flow_label = grh->flow_label;
-	qp->av.routed = true;
-	return true;
+	return false;
 }
 
 static bool

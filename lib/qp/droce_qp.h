@@ -39,6 +39,12 @@ struct droce_av {
 	bool routed;                 /**< l3 holds a resolved destination MAC */
 };
 
+/** A UD address handle. */
+struct droce_ah {
+	struct ibv_ah ibv;
+	struct droce_av av;          /**< routed by the engine on first use */
+};
+
 /** Send WQE life cycle, engine side. */
 enum droce_wqe_state {
 	DROCE_WQE_POSTED = 0,        /**< not started */
@@ -57,6 +63,9 @@ struct droce_send_wqe {
 	uint32_t rkey;
 	uint32_t length;             /**< bytes in the message */
 	uint64_t compare_add, swap;
+	struct droce_ah *ah;         /**< UD: where to */
+	uint32_t remote_qpn;         /**< UD */
+	uint32_t remote_qkey;        /**< UD */
 	uint16_t num_sge;
 	bool is_inline;              /**< data[] holds the payload itself */
 	/* engine side */
@@ -101,6 +110,23 @@ droce_wq_at(const struct droce_wq *q, uint32_t idx)
 	return q->buf + (size_t)(idx & q->mask) * q->stride;
 }
 
+/** A shared receive queue. */
+struct droce_srq {
+	struct ibv_srq ibv;
+	struct droce_wq rq;
+	uint32_t pd_handle;
+	/** Raise IBV_EVENT_SRQ_LIMIT_REACHED when fewer WQEs remain; 0: disarmed. */
+	uint32_t limit;
+	uint32_t users;              /**< QPs attached (EBUSY on destroy) */
+	struct droce_engine *engine;
+};
+
+static inline struct droce_srq *
+droce_srq_of(struct ibv_srq *srq)
+{
+	return (struct droce_srq *)srq;
+}
+
 /** An RDMA READ or atomic the responder answers, and keeps for replay. */
 struct droce_read_res {
 	bool pending;                /**< responses still to send */
@@ -132,6 +158,10 @@ struct droce_qp {
 	void *dev;                   /**< the device (struct droce_dev) */
 	uint32_t pd_handle;
 	struct droce_cq *scq, *rcq;
+	struct droce_srq *srq;       /**< receives come from here when set */
+	/** The receive WQE being filled, copied out of the RQ or SRQ when a
+	 *  message starts, so the ring slot is free for new posts at once. */
+	struct droce_recv_wqe *rwqe;
 	bool sq_sig_all;
 
 	/* attributes (ibv_query_qp returns them) */
@@ -167,6 +197,7 @@ struct droce_qp {
 		bool ack_pending;    /**< an ACK for epsn - 1 is owed */
 		uint8_t pending_syndrome; /**< NAK/RNR to send instead of an ACK */
 		uint32_t pending_psn;
+		bool has_wqe;        /**< rwqe holds the receive being filled */
 		/* the message being received */
 		bool in_send;
 		uint32_t send_offset;
@@ -208,6 +239,14 @@ droce_qp_of(struct ibv_qp *qp)
 	return ((struct droce_qp_handle *)qp)->qp;
 }
 
+/**
+ * Raise an asynchronous event on a verbs object (@p element is the ibv_qp,
+ * ibv_srq or ibv_cq, or NULL for port events of @p ctx). Set by the verbs
+ * layer; the transport calls it from the engine.
+ */
+extern void (*droce_event_hook)(struct ibv_context *ctx, enum ibv_event_type type,
+				void *element);
+
 static inline enum ibv_qp_state
 droce_qp_state(const struct droce_qp *qp)
 {
@@ -226,6 +265,14 @@ droce_wr_is_rd_atomic(uint32_t op)
 {
 	return op == IBV_WR_RDMA_READ || droce_wr_is_atomic(op);
 }
+
+/**
+ * Engine side: the receive WQE a new message lands in. Copies the next
+ * WQE of the QP's SRQ or RQ into qp->rwqe and frees its ring slot, and
+ * raises IBV_EVENT_SRQ_LIMIT_REACHED when an armed SRQ drops below its
+ * limit. @return qp->rwqe, or NULL when no receive is posted.
+ */
+struct droce_recv_wqe *droce_recv_claim(struct droce_qp *qp);
 
 /** IB MTU enum to bytes. */
 static inline uint32_t

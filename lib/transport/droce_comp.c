@@ -255,21 +255,37 @@ droce_comp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	}
 }
 
+static bool
+flush_recv(struct droce_qp *qp, uint64_t wr_id)
+{
+	struct ibv_wc wc = {
+		.wr_id = wr_id,
+		.status = IBV_WC_WR_FLUSH_ERR,
+		.opcode = IBV_WC_RECV,
+		.qp_num = qp->qpn,
+	};
+
+	return droce_cq_push(qp->rcq, &wc, false) == 0;
+}
+
+/* The receive being filled, then (without an SRQ, whose WQEs other QPs
+ * may still take) everything posted. */
 static void
 flush_rq(struct droce_qp *qp)
 {
 	uint32_t prod = __atomic_load_n(&qp->rq.prod, __ATOMIC_ACQUIRE);
 
+	if (qp->resp.has_wqe) {
+		if (!flush_recv(qp, qp->rwqe->wr_id))
+			return;
+		qp->resp.has_wqe = false;
+	}
+	if (qp->srq != NULL)
+		return;
 	while (qp->rq.cons != prod) {
 		struct droce_recv_wqe *r = droce_wq_at(&qp->rq, qp->rq.cons);
-		struct ibv_wc wc = {
-			.wr_id = r->wr_id,
-			.status = IBV_WC_WR_FLUSH_ERR,
-			.opcode = IBV_WC_RECV,
-			.qp_num = qp->qpn,
-		};
 
-		if (droce_cq_push(qp->rcq, &wc, false) != 0)
+		if (!flush_recv(qp, r->wr_id))
 			break;
 		__atomic_store_n(&qp->rq.cons, qp->rq.cons + 1, __ATOMIC_RELEASE);
 	}

@@ -5,6 +5,7 @@
  * turned into the same packets again from its first PSN, which is how
  * go-back-N retransmission works.
  */
+#include <errno.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -233,6 +234,53 @@ req_data(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 	return true;
 }
 
+/*
+ * A UD SEND: one packet to the address handle the WQE names. A destination
+ * that cannot be reached loses the datagram, as on a real network.
+ */
+static bool
+req_ud(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
+{
+	uint8_t opcode = DROCE_SVC_UD | (w->opcode == IBV_WR_SEND_WITH_IMM ?
+					 DROCE_OP_SEND_ONLY_IMM : DROCE_OP_SEND_ONLY);
+	struct droce_deth *deth;
+	struct rte_mbuf *m;
+	int rc = droce_av_route(tx, &w->ah->av);
+
+	if (rc == -EAGAIN)
+		return false;
+	if (rc != 0) {
+		qp->stats.dropped++;
+		w->state = DROCE_WQE_SENT;
+		return true;
+	}
+	m = droce_tx_start(tx, qp, &w->ah->av, opcode, w->length, w->remote_qpn, qp->req.psn,
+			   false, (w->send_flags & IBV_SEND_SOLICITED) != 0);
+	if (m == NULL)
+		return false;
+	deth = (struct droce_deth *)droce_tx_hdr(m, DROCE_HDR_DETH);
+	/* A Q_Key with the high bit set means: use the QP's own. */
+	deth->qkey = rte_cpu_to_be_32((w->remote_qkey & 0x80000000u) ? qp->attr.qkey :
+				      w->remote_qkey);
+	deth->resv = 0;
+	droce_put24(deth->sqpn, qp->qpn);
+	if (opcode == (DROCE_SVC_UD | DROCE_OP_SEND_ONLY_IMM))
+		((struct droce_immdt *)droce_tx_hdr(m, DROCE_HDR_IMMDT))->imm = w->imm;
+	if (w->is_inline) {
+		memcpy(droce_tx_hdr(m, DROCE_HDR_PAYLOAD), w->data, w->length);
+	} else if (droce_sge_copy(tx->mrt, qp->pd_handle, droce_wqe_sge(w), w->num_sge, 0,
+				  droce_tx_hdr(m, DROCE_HDR_PAYLOAD), w->length, false) != 0) {
+		rte_pktmbuf_free(m);
+		droce_qp_fatal(qp, IBV_WC_LOC_PROT_ERR);
+		return false;
+	}
+	droce_tx_finish(tx, m);
+	qp->stats.tx_pkts++;
+	qp->req.psn = droce_psn_add(qp->req.psn, 1);
+	w->state = DROCE_WQE_SENT;
+	return true;
+}
+
 /* UC and UD: nothing comes back, a WQE is complete once it is on the wire. */
 static void
 req_complete_unacked(struct droce_qp *qp)
@@ -276,7 +324,8 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 			w->sent = 0;
 			w->state = DROCE_WQE_SENDING;
 		}
-		if (!(rd_atomic ? req_rd_atomic(tx, qp, w) : req_data(tx, qp, w)))
+		if (!(qp->type == IBV_QPT_UD ? req_ud(tx, qp, w) :
+		      rd_atomic ? req_rd_atomic(tx, qp, w) : req_data(tx, qp, w)))
 			break;
 		if (reliable && qp->req.timeout_tsc == 0)
 			droce_req_timer_rearm(qp, tx->now);

@@ -47,15 +47,6 @@ resp_service(const struct droce_qp *qp)
 	}
 }
 
-/* The receive WQE a SEND (or WRITE with immediate) lands in, or NULL. */
-static struct droce_recv_wqe *
-resp_recv_wqe(struct droce_qp *qp)
-{
-	if (qp->rq.cons == __atomic_load_n(&qp->rq.prod, __ATOMIC_ACQUIRE))
-		return NULL;
-	return droce_wq_at(&qp->rq, qp->rq.cons);
-}
-
 static void
 resp_recv_complete(struct droce_qp *qp, struct droce_recv_wqe *r, enum ibv_wc_status status,
 		   enum ibv_wc_opcode opcode, uint32_t byte_len, const struct droce_pkt *pkt,
@@ -79,17 +70,23 @@ resp_recv_complete(struct droce_qp *qp, struct droce_recv_wqe *r, enum ibv_wc_st
 		wc.wc_flags |= IBV_WC_WITH_INV;
 		wc.invalidated_rkey = rte_be_to_cpu_32(ieth->rkey);
 	}
+	if (qp->type == IBV_QPT_UD) {
+		const struct droce_deth *deth = droce_pkt_hdr(m, pkt, DROCE_HDR_DETH);
+
+		wc.src_qp = droce_get24(deth->sqpn);
+		wc.wc_flags |= IBV_WC_GRH;
+	}
 	droce_cq_push(qp->rcq, &wc, droce_bth_se(droce_pkt_hdr(m, pkt, DROCE_HDR_BTH)));
-	__atomic_store_n(&qp->rq.cons, qp->rq.cons + 1, __ATOMIC_RELEASE);
+	qp->resp.has_wqe = false;
 }
 
 /* Check that a message can complete: a receive WQE and room in the CQ. */
 static struct droce_recv_wqe *
 resp_need_recv(struct droce_qp *qp, const struct droce_pkt *pkt)
 {
-	struct droce_recv_wqe *r = resp_recv_wqe(qp);
+	struct droce_recv_wqe *r = droce_cq_space(qp->rcq) > 0 ? droce_recv_claim(qp) : NULL;
 
-	if (r == NULL || droce_cq_space(qp->rcq) == 0) {
+	if (r == NULL) {
 		qp->stats.rnr_naks_sent++;
 		resp_nak(qp, DROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & DROCE_AETH_VALUE_MASK),
 			 pkt->psn);
@@ -119,7 +116,7 @@ resp_send(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
 		return false;
 	}
-	r = (flags & DROCE_OPF_FIRST) ? resp_need_recv(qp, pkt) : resp_recv_wqe(qp);
+	r = (flags & DROCE_OPF_FIRST) ? resp_need_recv(qp, pkt) : qp->rwqe;
 	if (r == NULL)
 		return false;
 	qp->resp.in_send = true;
@@ -327,6 +324,43 @@ resp_duplicate(struct droce_qp *qp, const struct droce_pkt *pkt)
 	}
 }
 
+/*
+ * A UD SEND: one packet, one receive. The receive buffer starts with the
+ * 40 bytes of the GRH: for RoCEv2 over IPv4 the IPv4 header sits in its
+ * last 20 bytes (the first 20 are zero), over IPv6 it is the IPv6 header,
+ * as rxe and RoCE NICs deliver it and ibv_init_ah_from_wc() expects.
+ */
+static void
+resp_ud(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
+	const struct droce_pkt *pkt)
+{
+	const struct droce_deth *deth = droce_pkt_hdr(m, pkt, DROCE_HDR_DETH);
+	uint8_t grh[40] = { 0 };
+	struct droce_recv_wqe *r;
+	enum ibv_wc_status st = IBV_WC_SUCCESS;
+
+	if (rte_be_to_cpu_32(deth->qkey) != qp->attr.qkey || pkt->payload_len > qp->mtu) {
+		qp->stats.dropped++;
+		return;
+	}
+	/* UD has no RNR: with no receive posted (or no CQ room) the datagram is lost. */
+	r = droce_cq_space(qp->rcq) > 0 ? droce_recv_claim(qp) : NULL;
+	if (r == NULL) {
+		qp->stats.dropped++;
+		return;
+	}
+	if (pkt->ipv6)
+		memcpy(grh, rte_pktmbuf_mtod_offset(m, void *, pkt->l3_off), sizeof(grh));
+	else
+		memcpy(grh + 20, rte_pktmbuf_mtod_offset(m, void *, pkt->l3_off), 20);
+	if (droce_sge_copy(tx->mrt, qp->pd_handle, r->sge, r->num_sge, 0, grh, sizeof(grh),
+			   true) != 0 ||
+	    droce_sge_copy(tx->mrt, qp->pd_handle, r->sge, r->num_sge, sizeof(grh),
+			   droce_pkt_hdr(m, pkt, DROCE_HDR_PAYLOAD), pkt->payload_len, true) != 0)
+		st = IBV_WC_LOC_LEN_ERR;
+	resp_recv_complete(qp, r, st, IBV_WC_RECV, sizeof(grh) + pkt->payload_len, pkt, m);
+}
+
 void
 droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	      const struct droce_pkt *pkt)
@@ -336,8 +370,12 @@ droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	int32_t diff;
 	bool ok;
 
-	if ((pkt->opcode & DROCE_SVC_MASK) != resp_service(qp) || qp->type == IBV_QPT_UD) {
+	if ((pkt->opcode & DROCE_SVC_MASK) != resp_service(qp)) {
 		qp->stats.dropped++;
+		return;
+	}
+	if (qp->type == IBV_QPT_UD) {
+		resp_ud(tx, qp, m, pkt);
 		return;
 	}
 	diff = droce_psn_diff(pkt->psn, qp->resp.epsn);

@@ -60,6 +60,14 @@ struct rte_mbuf *droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp,
 				const struct droce_av *av, uint8_t opcode, uint32_t paylen,
 				uint32_t dqpn, uint32_t psn, bool ackreq, bool se);
 
+/**
+ * Resolve @p av's destination MAC once (ARP may take a few iterations) and
+ * take hop limit, traffic class and flow label from its GRH.
+ * @return 0 when @p av can be sent to, -EAGAIN while resolution goes on,
+ * another negative errno when the destination is unreachable.
+ */
+int droce_av_route(struct droce_tx *tx, struct droce_av *av);
+
 /** Pointer to extension header @p h (or the payload) of a packet being built. */
 uint8_t *droce_tx_hdr(struct rte_mbuf *m, enum droce_hdr h);
 

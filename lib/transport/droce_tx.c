@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "droce_transport.h"
+#include "droce_port.h"
 
 struct rte_mbuf *
 droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, const struct droce_av *av,
@@ -56,4 +57,22 @@ droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 {
 	droce_icrc_append(m, m->l2_len);
 	tx->pkts[tx->n++] = m;
+}
+
+int
+droce_av_route(struct droce_tx *tx, struct droce_av *av)
+{
+	const struct ibv_global_route *grh = &av->attr.grh;
+	int rc;
+
+	if (av->routed)
+		return 0;
+	rc = droce_port_route(tx->port, grh->sgid_index, grh->dgid.raw, &av->l3);
+	if (rc != 0)
+		return rc;
+	av->l3.ttl = grh->hop_limit != 0 ? grh->hop_limit : 64;
+	av->l3.tclass = grh->traffic_class;
+	av->l3.flow_label = grh->flow_label;
+	av->routed = true;
+	return 0;
 }

@@ -62,6 +62,7 @@ static struct ibv_context_ops droce_ctx_ops = {
 	.req_notify_cq = droce_req_notify_cq,
 	.post_send = droce_post_send,
 	.post_recv = droce_post_recv,
+	.post_srq_recv = droce_post_srq_recv,
 };
 
 struct ibv_context *
@@ -86,7 +87,7 @@ ibv_open_device(struct ibv_device *device)
 	ctx->device = device;
 	ctx->ops = droce_ctx_ops;
 	ctx->cmd_fd = -1;
-	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
+	ctx->async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (ctx->async_fd < 0) {
 		free(c);
 		return NULL;
@@ -111,6 +112,7 @@ ibv_close_device(struct ibv_context *ctx)
 	LIST_REMOVE(c, link);
 	pthread_mutex_unlock(&c->dev->lock);
 	close(ctx->async_fd);
+	droce_context_events_free(c);
 	free(c);
 	return 0;
 }

@@ -65,7 +65,14 @@ send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const struct 
 	w->length = (uint32_t)len;
 	w->state = DROCE_WQE_POSTED;
 	w->num_sge = (uint16_t)wr->num_sge;
-	if (droce_wr_is_atomic(wr->opcode)) {
+	if (qp->type == IBV_QPT_UD) {
+		/* A datagram is one packet: it must fit the path MTU. */
+		if (wr->wr.ud.ah == NULL || len > qp->mtu)
+			return EINVAL;
+		w->ah = (struct droce_ah *)wr->wr.ud.ah;
+		w->remote_qpn = wr->wr.ud.remote_qpn & DROCE_QPN_MASK;
+		w->remote_qkey = wr->wr.ud.remote_qkey;
+	} else if (droce_wr_is_atomic(wr->opcode)) {
 		w->remote_addr = wr->wr.atomic.remote_addr;
 		w->rkey = wr->wr.atomic.rkey;
 		w->compare_add = wr->wr.atomic.compare_add;
@@ -128,34 +135,13 @@ droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 {
 	struct droce_qp *qp = droce_qp_of(ibqp);
 	enum ibv_qp_state st = droce_qp_state(qp);
-	struct droce_wq *rq = &qp->rq;
-	int rc = 0;
+	int rc;
 
-	if (st == IBV_QPS_RESET || ibqp->srq != NULL) {
+	if (st == IBV_QPS_RESET || qp->srq != NULL) {
 		*bad = wr;
 		return EINVAL;
 	}
-	rte_spinlock_lock(&rq->lock);
-	for (; wr != NULL; wr = wr->next) {
-		struct droce_recv_wqe *r;
-
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge) {
-			rc = EINVAL;
-			break;
-		}
-		if (rq->prod - __atomic_load_n(&rq->cons, __ATOMIC_ACQUIRE) >= rq->max_wr) {
-			rc = ENOMEM;
-			break;
-		}
-		r = droce_wq_at(rq, rq->prod);
-		r->wr_id = wr->wr_id;
-		r->num_sge = (uint32_t)wr->num_sge;
-		memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
-		__atomic_store_n(&rq->prod, rq->prod + 1, __ATOMIC_RELEASE);
-	}
-	rte_spinlock_unlock(&rq->lock);
-	if (rc != 0)
-		*bad = wr;
+	rc = droce_wq_post_recv(&qp->rq, wr, bad);
 	/* A QP in the error state flushes what arrives. */
 	if (st == IBV_QPS_ERR)
 		droce_engine_kick(qp->engine, qp);

@@ -96,6 +96,13 @@ struct droce_comp_channel {
 	uint32_t users;              /**< CQs bound to it */
 };
 
+/* droce_verbs_wq.c */
+int droce_wq_init(struct droce_wq *q, uint32_t max_wr, uint32_t stride);
+int droce_wq_post_recv(struct droce_wq *q, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* droce_verbs_event.c: drop the events nobody took (context closing). */
+void droce_context_events_free(struct droce_context *c);
+
 /* droce_dev.c */
 struct droce_dev *droce_dev_get(unsigned index);
 unsigned droce_dev_count(void);
@@ -109,6 +116,7 @@ int droce_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int droce_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int droce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int droce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int droce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int droce_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr,
 			size_t len);
 int droce_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *in,

@@ -16,27 +16,10 @@
 #include "droce_verbs_priv.h"
 #include "droce_qp_state.h"
 
-/* Ring sizes: the next power of two, so indices wrap with a mask. */
-static int
-wq_alloc(struct droce_wq *q, uint32_t max_wr, uint32_t stride)
-{
-	uint32_t n = rte_align32pow2(RTE_MAX(max_wr, 1u));
-
-	q->buf = calloc(n, stride);
-	if (q->buf == NULL)
-		return -ENOMEM;
-	q->stride = stride;
-	q->mask = n - 1;
-	q->max_wr = max_wr;
-	q->prod = q->cons = 0;
-	rte_spinlock_init(&q->lock);
-	return 0;
-}
-
 static bool
 qp_type_supported(enum ibv_qp_type t)
 {
-	return t == IBV_QPT_RC || t == IBV_QPT_UC;
+	return t == IBV_QPT_RC || t == IBV_QPT_UC || t == IBV_QPT_UD;
 }
 
 static struct ibv_qp *
@@ -57,7 +40,7 @@ qp_create(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_qp_init_attr *i
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!qp_type_supported(ia->qp_type) || ia->srq != NULL) {
+	if (!qp_type_supported(ia->qp_type)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -78,11 +61,21 @@ qp_create(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_qp_init_attr *i
 				       (size_t)DROCE_MAX_INLINE);
 	rq_stride = RTE_ALIGN_CEIL(sizeof(struct droce_recv_wqe) +
 				   cap->max_recv_sge * sizeof(struct ibv_sge), 16);
-	rc = wq_alloc(&qp->sq, cap->max_send_wr, sq_stride);
+	if (ia->srq != NULL) {
+		/* Receives come from the SRQ: the QP's own RQ stays empty. */
+		cap->max_recv_wr = cap->max_recv_sge = 0;
+		rq_stride = droce_srq_of(ia->srq)->rq.stride;
+	}
+	rc = droce_wq_init(&qp->sq, cap->max_send_wr, sq_stride);
 	if (rc == 0)
-		rc = wq_alloc(&qp->rq, cap->max_recv_wr, rq_stride);
+		rc = droce_wq_init(&qp->rq, cap->max_recv_wr, rq_stride);
 	if (rc != 0)
 		goto fail;
+	qp->rwqe = malloc(rq_stride);
+	if (qp->rwqe == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
 	qp->sq.max_sge = cap->max_send_sge;
 	qp->sq.max_inline = cap->max_inline_data;
 	qp->rq.max_sge = cap->max_recv_sge;
@@ -95,6 +88,9 @@ qp_create(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_qp_init_attr *i
 	qp->pd_handle = pd->handle;
 	qp->scq = droce_cq_of(ia->send_cq);
 	qp->rcq = droce_cq_of(ia->recv_cq);
+	qp->srq = ia->srq != NULL ? droce_srq_of(ia->srq) : NULL;
+	/* UD has no path MTU attribute: datagrams use the port's. */
+	qp->mtu = droce_port_mtu(d->port);
 	qp->sq_sig_all = ia->sq_sig_all != 0;
 	qp->attr.cap = *cap;
 	rc = droce_qp_table_add(&d->qpt, qp);
@@ -105,6 +101,8 @@ qp_create(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_qp_init_attr *i
 	qp->udp_sport = 0xc000 | (qp->qpn & 0x3fff);
 	__atomic_add_fetch(&qp->scq->users, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&qp->rcq->users, 1, __ATOMIC_RELAXED);
+	if (qp->srq != NULL)
+		__atomic_add_fetch(&qp->srq->users, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&droce_pd_of(pd)->users, 1, __ATOMIC_RELAXED);
 
 	h->qp = qp;
@@ -113,6 +111,7 @@ qp_create(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_qp_init_attr *i
 	h->ibv.qp_base.pd = pd;
 	h->ibv.qp_base.send_cq = ia->send_cq;
 	h->ibv.qp_base.recv_cq = ia->recv_cq;
+	h->ibv.qp_base.srq = ia->srq;
 	h->ibv.qp_base.qp_num = qp->qpn;
 	h->ibv.qp_base.state = IBV_QPS_RESET;
 	h->ibv.qp_base.qp_type = ia->qp_type;
@@ -125,6 +124,7 @@ fail:
 	if (qp != NULL) {
 		free(qp->sq.buf);
 		free(qp->rq.buf);
+		free(qp->rwqe);
 	}
 	free(qp);
 	free(h);
@@ -363,8 +363,11 @@ qp_teardown(struct droce_qp *qp)
 	droce_qp_flush(qp);
 	__atomic_sub_fetch(&qp->scq->users, 1, __ATOMIC_RELEASE);
 	__atomic_sub_fetch(&qp->rcq->users, 1, __ATOMIC_RELEASE);
+	if (qp->srq != NULL)
+		__atomic_sub_fetch(&qp->srq->users, 1, __ATOMIC_RELEASE);
 	free(qp->sq.buf);
 	free(qp->rq.buf);
+	free(qp->rwqe);
 	free(qp);
 }
 

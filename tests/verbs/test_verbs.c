@@ -468,6 +468,149 @@ START_TEST(error_state_flushes_posts)
 }
 END_TEST
 
+static struct ibv_qp *
+ud_qp(uint32_t qkey)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey };
+
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				       IBV_QP_QKEY), 0);
+	a.qp_state = IBV_QPS_RTR;
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x123;
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	return qp;
+}
+
+START_TEST(ud_send_grh_and_reply)
+{
+	struct ibv_qp *q1 = ud_qp(0x11111111), *q2 = ud_qp(0x11111111);
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = 64 } };
+	struct ibv_ah *ah = ibv_create_ah(pd, &aa), *back;
+	struct ibv_sge sge = { (uintptr_t)abuf, 1000, amr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htobe32(77) }, *bad;
+	struct ibv_wc wc, rwc = { 0 };
+
+	ck_assert_ptr_nonnull(ah);
+	fill(abuf, 1000, 5);
+	post_recv(q2, 2, bbuf, 1040);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = q2->qp_num;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), 0);
+	for (int k = 0; k < 2; k++) {
+		wc = wait_wc();
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		if (wc.wr_id == 2)
+			rwc = wc;
+	}
+	ck_assert_uint_eq(rwc.byte_len, 1040);
+	ck_assert_uint_eq(rwc.src_qp, q1->qp_num);
+	ck_assert(rwc.wc_flags & IBV_WC_GRH);
+	ck_assert(rwc.wc_flags & IBV_WC_WITH_IMM);
+	ck_assert_uint_eq(be32toh(rwc.imm_data), 77);
+	ck_assert_uint_eq(bbuf[20], 0x45); /* the IPv4 header in the GRH's last 20 bytes */
+	ck_assert_int_eq(memcmp(bbuf + 40, abuf, 1000), 0);
+	/* The receiver answers the sender from the completion alone. */
+	back = ibv_create_ah_from_wc(pd, &rwc, (struct ibv_grh *)bbuf, 1);
+	ck_assert_ptr_nonnull(back);
+	post_recv(q1, 3, bbuf + 65536, 1040);
+	wr.wr.ud.ah = back;
+	wr.wr.ud.remote_qpn = rwc.src_qp;
+	wr.opcode = IBV_WR_SEND;
+	ck_assert_int_eq(ibv_post_send(q2, &wr, &bad), 0);
+	for (int k = 0; k < 2; k++)
+		ck_assert_int_eq(wait_wc().status, IBV_WC_SUCCESS);
+	/* A wrong Q_Key is dropped: nothing arrives. */
+	post_recv(q2, 4, bbuf, 1040);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = q2->qp_num;
+	wr.wr.ud.remote_qkey = 0x22222222;
+	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), 0);
+	wc = wait_wc();
+	ck_assert_uint_eq(wc.wr_id, 1);
+	/* Larger than the MTU is refused at post time. */
+	sge.length = 5000;
+	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+	ck_assert_int_eq(ibv_destroy_qp(q1), 0);
+	ck_assert_int_eq(ibv_destroy_qp(q2), 0);
+	wc = wait_wc();
+	ck_assert_int_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
+	ck_assert_uint_eq(wc.wr_id, 4);
+	ck_assert_int_eq(ibv_destroy_ah(ah), 0);
+	ck_assert_int_eq(ibv_destroy_ah(back), 0);
+}
+END_TEST
+
+START_TEST(srq_shared_by_two_qps_and_limit_event)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1, .srq_limit = 0 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
+	};
+	struct ibv_qp *s1 = rc_qp(), *s2 = rc_qp(), *r1, *r2;
+	struct ibv_srq_attr attr = { .srq_limit = 6 };
+	struct ibv_async_event ev;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_sge rsge;
+	int got = 0;
+
+	ck_assert_ptr_nonnull(srq);
+	r1 = ibv_create_qp(pd, &ia);
+	r2 = ibv_create_qp(pd, &ia);
+	ck_assert_ptr_nonnull(r1);
+	ck_assert_ptr_nonnull(r2);
+	rc_connect(s1, r1->qp_num, 14, 7, 7);
+	rc_connect(r1, s1->qp_num, 14, 7, 7);
+	rc_connect(s2, r2->qp_num, 14, 7, 7);
+	rc_connect(r2, s2->qp_num, 14, 7, 7);
+	for (int i = 0; i < 8; i++) {
+		rsge = (struct ibv_sge){ (uintptr_t)bbuf + i * 4096, 4096, bmr->lkey };
+		rwr = (struct ibv_recv_wr){ .wr_id = 1000 + i, .sg_list = &rsge, .num_sge = 1 };
+		ck_assert_int_eq(ibv_post_srq_recv(srq, &rwr, &rbad), 0);
+	}
+	ck_assert_int_eq(ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT), 0);
+	/* Two senders, one queue of receives: both land. */
+	post_send(s1, IBV_WR_SEND, 1, abuf, 100, NULL, 0, 0);
+	post_send(s2, IBV_WR_SEND, 2, abuf, 200, NULL, 0, 0);
+	post_send(s1, IBV_WR_SEND, 3, abuf, 300, NULL, 0, 0);
+	for (int k = 0; k < 6; k++) {
+		struct ibv_wc wc = wait_wc();
+
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		if (wc.opcode == IBV_WC_RECV) {
+			ck_assert_uint_ge(wc.wr_id, 1000);
+			ck_assert(wc.qp_num == r1->qp_num || wc.qp_num == r2->qp_num);
+			got++;
+		}
+	}
+	ck_assert_int_eq(got, 3);
+	/* 5 left < limit 6: the event fired, once. */
+	ck_assert_int_eq(ibv_get_async_event(ctx, &ev), 0);
+	ck_assert_int_eq(ev.event_type, IBV_EVENT_SRQ_LIMIT_REACHED);
+	ck_assert_ptr_eq(ev.element.srq, srq);
+	ibv_ack_async_event(&ev);
+	ck_assert_int_eq(ibv_query_srq(srq, &attr), 0);
+	ck_assert_uint_eq(attr.srq_limit, 0);
+	ck_assert_int_eq(ibv_destroy_srq(srq), EBUSY);
+	destroy_pair(s1, r1);
+	destroy_pair(s2, r2);
+	ck_assert_int_eq(ibv_destroy_srq(srq), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -506,6 +649,8 @@ main(void)
 	tcase_add_test(tc, rc_remote_access_error);
 	tcase_add_test(tc, destroy_flushes_outstanding);
 	tcase_add_test(tc, error_state_flushes_posts);
+	tcase_add_test(tc, ud_send_grh_and_reply);
+	tcase_add_test(tc, srq_shared_by_two_qps_and_limit_event);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

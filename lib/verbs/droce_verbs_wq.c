@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Work queue rings shared by QPs and SRQs: allocation and receive posting. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "droce_verbs_priv.h"
+
+int
+droce_wq_init(struct droce_wq *q, uint32_t max_wr, uint32_t stride)
+{
+	/* A power of two, so indices wrap with a mask. */
+	uint32_t n = rte_align32pow2(RTE_MAX(max_wr, 1u));
+
+	q->buf = calloc(n, stride);
+	if (q->buf == NULL)
+		return -ENOMEM;
+	q->stride = stride;
+	q->mask = n - 1;
+	q->max_wr = max_wr;
+	q->prod = q->cons = 0;
+	rte_spinlock_init(&q->lock);
+	return 0;
+}
+
+int
+droce_wq_post_recv(struct droce_wq *q, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	int rc = 0;
+
+	rte_spinlock_lock(&q->lock);
+	for (; wr != NULL; wr = wr->next) {
+		struct droce_recv_wqe *r;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > q->max_sge) {
+			rc = EINVAL;
+			break;
+		}
+		if (q->prod - __atomic_load_n(&q->cons, __ATOMIC_ACQUIRE) >= q->max_wr) {
+			rc = ENOMEM;
+			break;
+		}
+		r = droce_wq_at(q, q->prod);
+		r->wr_id = wr->wr_id;
+		r->num_sge = (uint32_t)wr->num_sge;
+		memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
+		__atomic_store_n(&q->prod, q->prod + 1, __ATOMIC_RELEASE);
+	}
+	rte_spinlock_unlock(&q->lock);
+	if (rc != 0)
+		*bad = wr;
+	return rc;
+}
