@@ -355,9 +355,8 @@ conf_split_eal(struct droce_conf *c, const char *args)
 	return 0;
 }
 
-/* EAL arguments of a default: in memory on the CPU the caller runs on
- * (pinning that thread, which is where the application already is),
- * plus @p extra. */
+/* EAL arguments of a default: in memory, the main lcore on the CPU the
+ * caller runs on, plus @p extra. */
 static int
 conf_default_eal(struct droce_conf *c, const char *extra)
 {

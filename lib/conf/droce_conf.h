@@ -55,7 +55,8 @@ struct droce_conf {
 	int engine_lcore;
 	/** [engine] idle_sleep_us: longest sleep of an idle engine. */
 	unsigned idle_sleep_us;
-	/** [log] level = error|warning|notice|info|debug. */
+	/** [log] level = error|warning|notice|info|debug, as an RTE_LOG_*
+	 *  value (default RTE_LOG_NOTICE). */
 	unsigned log_level;
 };
 
@@ -63,7 +64,8 @@ struct droce_conf {
  * Read @p path into @p c. Unknown sections or keys, bad values and
  * missing required keys fail with a message in @p err that names the file,
  * the line and the key (e.g. "droce.conf:7: [port0] mtu: 3000 is not an
- * IB MTU (256, 512, 1024, 2048, 4096)").
+ * IB MTU (256, 512, 1024, 2048, 4096)"). On failure @p c holds nothing
+ * to free.
  * @return 0 or a negative errno.
  */
 int droce_conf_load(const char *path, struct droce_conf *c, char *err, size_t errlen);
@@ -72,6 +74,7 @@ int droce_conf_load(const char *path, struct droce_conf *c, char *err, size_t er
  * Fill @p c with the embedded default: one loopback port (a net_ring
  * vdev) named droce0's device, IPv4 10.255.0.1/24, MTU 4096, EAL in
  * memory without PCI or telemetry on the CPU the caller runs on.
+ * If memory for the EAL arguments runs out, eal_argc is 0.
  */
 void droce_conf_default(struct droce_conf *c);
 
@@ -83,7 +86,11 @@ void droce_conf_default(struct droce_conf *c);
  */
 int droce_conf_from_env(struct droce_conf *c, char *err, size_t errlen);
 
-/** Free what droce_conf_load() allocated (the EAL argument strings). */
+/**
+ * Free what droce_conf_load() allocated (the EAL argument strings, which
+ * share one allocation that eal_argv[0] points to: rte_eal_init() may
+ * reorder the rest of an eal_argv it is given). Safe to call twice.
+ */
 void droce_conf_free(struct droce_conf *c);
 
 #ifdef __cplusplus

@@ -90,9 +90,15 @@ engine_serve_qp(struct droce_engine *e, struct droce_qp *qp)
 	case IBV_QPS_RTR:
 		if (!engine_route(e, qp))
 			return droce_qp_state(qp) != IBV_QPS_ERR || engine_serve_qp(e, qp);
-		if (st != IBV_QPS_RTR)
+		if (st != IBV_QPS_RTR && qp->type != IBV_QPT_XRC_RECV)
 			more |= droce_req_run(&e->tx, qp);
 		more |= droce_resp_run(&e->tx, qp);
+		/* SQD: tell once every WQE started before the drain completed. */
+		if (st == IBV_QPS_SQD && !qp->req.sqd_notified && qp->sq.cons == qp->req.next &&
+		    qp->attr.en_sqd_async_notify) {
+			qp->req.sqd_notified = true;
+			droce_qp_event(qp, IBV_EVENT_SQ_DRAINED);
+		}
 		break;
 	case IBV_QPS_ERR:
 		droce_qp_flush(qp);
@@ -137,7 +143,7 @@ static void
 engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 {
 	struct droce_pkt *pkt = droce_pkt_of(m);
-	struct droce_qp *qp = droce_qp_table_lookup(e->qpt, pkt->qpn);
+	struct droce_qp *qp = droce_num_table_lookup(e->qpt, pkt->qpn);
 	enum ibv_qp_state st;
 
 	if (qp == NULL || __atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE)) {
@@ -151,6 +157,11 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 		e->stats.rx_bad_state++;
 		qp->stats.dropped++;
 		return;
+	}
+	/* The first packet of a QP in RTR establishes the connection. */
+	if (st == IBV_QPS_RTR && !qp->resp.comm_est) {
+		qp->resp.comm_est = true;
+		droce_qp_event(qp, IBV_EVENT_COMM_EST);
 	}
 	if (pkt->op->flags & DROCE_OPF_REQ)
 		droce_resp_rx(&e->tx, qp, m, pkt);
@@ -310,8 +321,8 @@ droce_engine_lcore_start(struct droce_engine *e, unsigned lcore)
 }
 
 int
-droce_engine_create(struct droce_port *port, struct droce_qp_table *qpt,
-		    const struct droce_mr_table *mrt, struct rte_rcu_qsbr *rcu,
+droce_engine_create(struct droce_port *port, struct droce_num_table *qpt,
+		    const struct droce_num_table *srqt, const struct droce_mr_table *mrt, struct rte_rcu_qsbr *rcu,
 		    unsigned rcu_id, const char *name, struct droce_engine **out)
 {
 	struct rte_service_spec spec = {
@@ -334,6 +345,7 @@ droce_engine_create(struct droce_port *port, struct droce_qp_table *qpt,
 	e->tx.port = port;
 	e->tx.mp = droce_port_mempool(port);
 	e->tx.mrt = mrt;
+	e->tx.srqt = srqt;
 	snprintf(rname, sizeof(rname), "%s_kick", name);
 	e->kicks = rte_ring_create(rname, rte_align32pow2(qpt->max + 1), SOCKET_ID_ANY,
 				   RING_F_SC_DEQ);

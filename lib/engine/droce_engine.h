@@ -27,7 +27,7 @@
 #include <rte_ring.h>
 
 #include "droce_transport.h"
-#include "droce_qp_table.h"
+#include "droce_num_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,7 +44,7 @@ struct droce_engine_stats {
 
 struct droce_engine {
 	struct droce_port *port;
-	struct droce_qp_table *qpt;
+	struct droce_num_table *qpt;
 	struct rte_rcu_qsbr *rcu;
 	unsigned rcu_id;             /**< this engine's reader id in @ref rcu */
 	uint32_t busy;               /**< the try-lock */
@@ -63,10 +63,11 @@ struct droce_engine {
 
 /**
  * Create an engine for @p port, registered as an rte_service named @p name.
+ * @p qpt and @p srqt are the device's QPN and XRC SRQ number tables.
  * @return 0 or a negative errno.
  */
-int droce_engine_create(struct droce_port *port, struct droce_qp_table *qpt,
-			const struct droce_mr_table *mrt, struct rte_rcu_qsbr *rcu,
+int droce_engine_create(struct droce_port *port, struct droce_num_table *qpt,
+			const struct droce_num_table *srqt, const struct droce_mr_table *mrt, struct rte_rcu_qsbr *rcu,
 			unsigned rcu_id, const char *name, struct droce_engine **out);
 
 /** Stop running the engine: join its progress thread, stop its service. */

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <sys/queue.h>
+#include <sys/types.h>
 
 #include <infiniband/verbs.h>
 #include <rte_common.h>
@@ -66,6 +67,7 @@ struct droce_send_wqe {
 	struct droce_ah *ah;         /**< UD: where to */
 	uint32_t remote_qpn;         /**< UD */
 	uint32_t remote_qkey;        /**< UD */
+	uint32_t xrc_srqn;           /**< XRC_SEND: the remote SRQ */
 	uint16_t num_sge;
 	bool is_inline;              /**< data[] holds the payload itself */
 	/* engine side */
@@ -110,11 +112,28 @@ droce_wq_at(const struct droce_wq *q, uint32_t idx)
 	return q->buf + (size_t)(idx & q->mask) * q->stride;
 }
 
-/** A shared receive queue. */
+/**
+ * An XRC domain. Opened with a file, it is shared by every open of the
+ * same inode on the device (the man page's O_CREAT/O_EXCL rules).
+ */
+struct droce_xrcd {
+	uint32_t refs;               /**< opens (each gets its own handle) */
+	uint32_t users;              /**< XRC SRQs and XRC_RECV QPs (EBUSY on last close) */
+	dev_t st_dev;                /**< identity of the file, when opened with one */
+	ino_t st_ino;
+	bool shared;
+	LIST_ENTRY(droce_xrcd) link;
+};
+
+/** A shared receive queue (basic or XRC). */
 struct droce_srq {
 	struct ibv_srq ibv;
 	struct droce_wq rq;
 	uint32_t pd_handle;
+	enum ibv_srq_type type;
+	uint32_t srqn;               /**< XRC: its number in the device's SRQ table */
+	struct droce_xrcd *xrcd;     /**< XRC */
+	struct droce_cq *cq;         /**< XRC: receives complete here */
 	/** Raise IBV_EVENT_SRQ_LIMIT_REACHED when fewer WQEs remain; 0: disarmed. */
 	uint32_t limit;
 	uint32_t users;              /**< QPs attached (EBUSY on destroy) */
@@ -141,6 +160,7 @@ struct droce_read_res {
 	uint32_t resid;              /**< bytes still to send */
 	uint32_t cur_psn;            /**< PSN of the next response packet */
 	uint64_t atomic_orig;        /**< atomic result, replayed for duplicates */
+	uint32_t pd_handle;          /**< PD the memory is checked against */
 };
 
 /** Most READs/atomics a responder keeps (max_dest_rd_atomic). */
@@ -154,9 +174,15 @@ struct droce_qp {
 	uint32_t state;
 	pthread_mutex_t mutex;       /**< serialises modify/query/destroy */
 	uint32_t handles;            /**< external references (creator + opens) */
+	/** The handles, for events that reach every one; under hlock, which
+	 *  the engine may take (it never waits for the QP mutex). */
+	LIST_HEAD(, droce_qp_handle) handle_list;
+	rte_spinlock_t hlock;
+	struct droce_xrcd *xrcd;     /**< XRC_RECV */
 	struct droce_engine *engine;
 	void *dev;                   /**< the device (struct droce_dev) */
-	uint32_t pd_handle;
+	struct ibv_pd *pd;            /**< the PD it holds a reference on (none for XRC_RECV) */
+	uint32_t pd_handle;          /**< XRC_RECV: set per packet from the SRQ */
 	struct droce_cq *scq, *rcq;
 	struct droce_srq *srq;       /**< receives come from here when set */
 	/** The receive WQE being filled, copied out of the RQ or SRQ when a
@@ -181,7 +207,7 @@ struct droce_qp {
 		uint64_t timeout_tsc;   /**< ACK deadline; 0: none armed */
 		uint64_t rnr_tsc;       /**< RNR wait ends; 0: not waiting */
 		bool need_retry;     /**< go back to the oldest unacked WQE */
-		bool fatal;
+		bool sqd_notified;   /**< SQ_DRAINED raised for this visit to SQD */
 	} req;
 
 	/* completer (engine) */
@@ -198,6 +224,8 @@ struct droce_qp {
 		uint8_t pending_syndrome; /**< NAK/RNR to send instead of an ACK */
 		uint32_t pending_psn;
 		bool has_wqe;        /**< rwqe holds the receive being filled */
+		bool comm_est;       /**< COMM_EST raised (first packet in RTR) */
+		bool last_wqe;       /**< LAST_WQE_REACHED raised (SRQ QP in error) */
 		/* the message being received */
 		bool in_send;
 		uint32_t send_offset;
@@ -231,7 +259,11 @@ struct droce_qp {
 struct droce_qp_handle {
 	struct ibv_qp_ex ibv;        /**< first: an ibv_qp is its prefix */
 	struct droce_qp *qp;
+	LIST_ENTRY(droce_qp_handle) link;
 };
+
+/** Raise @p type on every handle of @p qp (shared QPs: each context sees it). */
+void droce_qp_event(struct droce_qp *qp, enum ibv_event_type type);
 
 static inline struct droce_qp *
 droce_qp_of(struct ibv_qp *qp)

@@ -275,6 +275,12 @@ flush_rq(struct droce_qp *qp)
 {
 	uint32_t prod = __atomic_load_n(&qp->rq.prod, __ATOMIC_ACQUIRE);
 
+	/* An XRC target's SRQ (and CQ) is named per packet and may be gone:
+	 * its partly received message is dropped with the QP. */
+	if (qp->type == IBV_QPT_XRC_RECV) {
+		qp->resp.has_wqe = false;
+		return;
+	}
 	if (qp->resp.has_wqe) {
 		if (!flush_recv(qp, qp->rwqe->wr_id))
 			return;
@@ -299,7 +305,7 @@ droce_qp_flush(struct droce_qp *qp)
 	while (qp->sq.cons != prod) {
 		struct droce_send_wqe *w = droce_wq_at(&qp->sq, qp->sq.cons);
 
-		if (droce_cq_space(qp->scq) == 0)
+		if (qp->scq == NULL || droce_cq_space(qp->scq) == 0)
 			break;
 		comp_retire(qp, w, IBV_WC_WR_FLUSH_ERR);
 	}
@@ -307,8 +313,14 @@ droce_qp_flush(struct droce_qp *qp)
 	qp->req.timeout_tsc = 0;
 	qp->req.rnr_tsc = 0;
 	qp->req.rd_out = 0;
-	if (qp->rcq != NULL)
+	if (qp->rcq != NULL || qp->type == IBV_QPT_XRC_RECV)
 		flush_rq(qp);
+	/* A QP on an SRQ tells when its last receive is done (IB 11.6.3.1). */
+	if (qp->srq != NULL && qp->type != IBV_QPT_XRC_RECV && !qp->resp.last_wqe &&
+	    !qp->resp.has_wqe) {
+		qp->resp.last_wqe = true;
+		droce_qp_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
+	}
 }
 
 void

@@ -147,6 +147,19 @@ req_npkts(const struct droce_qp *qp, const struct droce_send_wqe *w)
 	return w->length == 0 ? 1 : (w->length + qp->mtu - 1) / qp->mtu;
 }
 
+/* XRC requests name the receiving SRQ right after the BTH. */
+static void
+req_xrceth(const struct droce_qp *qp, const struct droce_send_wqe *w, struct rte_mbuf *m)
+{
+	struct droce_xrceth *x;
+
+	if (qp->type != IBV_QPT_XRC_SEND)
+		return;
+	x = (struct droce_xrceth *)droce_tx_hdr(m, DROCE_HDR_XRCETH);
+	x->resv = 0;
+	droce_put24(x->srqn, w->xrc_srqn);
+}
+
 /* One READ request or atomic. @return false when nothing could be built. */
 static bool
 req_rd_atomic(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
@@ -162,6 +175,7 @@ req_rd_atomic(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 			   true, false);
 	if (m == NULL)
 		return false;
+	req_xrceth(qp, w, m);
 	if (atomic) {
 		struct droce_atomic_eth *a = (void *)droce_tx_hdr(m, DROCE_HDR_ATMETH);
 
@@ -204,6 +218,7 @@ req_data(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 			   ackreq && qp->type != IBV_QPT_UC, se);
 	if (m == NULL)
 		return false;
+	req_xrceth(qp, w, m);
 	if (first && droce_opcode_table[opcode].off[DROCE_HDR_RETH]) {
 		struct droce_reth *r = (void *)droce_tx_hdr(m, DROCE_HDR_RETH);
 

@@ -245,6 +245,7 @@ resp_read(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	res->last_psn = droce_psn_add(pkt->psn, npkts - 1);
 	res->orig_va = res->va = va;
 	res->rkey = rkey;
+	res->pd_handle = qp->pd_handle;
 	res->total = res->resid = len;
 	res->msn = ++qp->resp.msn;
 	resp_res_commit(qp, res);
@@ -361,6 +362,31 @@ resp_ud(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	resp_recv_complete(qp, r, st, IBV_WC_RECV, sizeof(grh) + pkt->payload_len, pkt, m);
 }
 
+/*
+ * An XRC target QP receives into the SRQ each packet names, and checks
+ * memory against that SRQ's PD. An SRQ of another XRC domain (or none) is
+ * an invalid request.
+ * @return false when the packet was refused.
+ */
+static bool
+resp_xrc_srq(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
+	     const struct droce_pkt *pkt)
+{
+	const struct droce_xrceth *x = droce_pkt_hdr(m, pkt, DROCE_HDR_XRCETH);
+	struct droce_srq *srq = droce_num_table_lookup(tx->srqt, droce_get24(x->srqn));
+
+	if (srq == NULL || srq->type != IBV_SRQT_XRC || srq->xrcd != qp->xrcd) {
+		qp->stats.dropped++;
+		if (pkt->psn == qp->resp.epsn && !qp->resp.nak_sent)
+			resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
+		return false;
+	}
+	qp->srq = srq;
+	qp->rcq = srq->cq;
+	qp->pd_handle = srq->pd_handle;
+	return true;
+}
+
 void
 droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	      const struct droce_pkt *pkt)
@@ -378,6 +404,8 @@ droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		resp_ud(tx, qp, m, pkt);
 		return;
 	}
+	if (qp->type == IBV_QPT_XRC_RECV && !resp_xrc_srq(tx, qp, m, pkt))
+		return;
 	diff = droce_psn_diff(pkt->psn, qp->resp.epsn);
 	if (diff < 0 && reliable) {
 		resp_duplicate(qp, pkt);
@@ -428,7 +456,7 @@ droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 static bool
 resp_send_ack(struct droce_tx *tx, struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
 {
-	struct rte_mbuf *m = droce_tx_start(tx, qp, &qp->av, DROCE_SVC_RC | DROCE_OP_ACK, 0,
+	struct rte_mbuf *m = droce_tx_start(tx, qp, &qp->av, resp_service(qp) | DROCE_OP_ACK, 0,
 					    qp->attr.dest_qp_num, psn, false, false);
 
 	if (m == NULL)
@@ -451,7 +479,7 @@ resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_r
 	bool first, last;
 
 	if (res->atomic) {
-		m = droce_tx_start(tx, qp, &qp->av, DROCE_SVC_RC | DROCE_OP_ATOMIC_ACK, 0,
+		m = droce_tx_start(tx, qp, &qp->av, resp_service(qp) | DROCE_OP_ATOMIC_ACK, 0,
 				   qp->attr.dest_qp_num, res->psn, false, false);
 		if (m == NULL)
 			return false;
@@ -467,7 +495,7 @@ resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_r
 	last = seg == res->resid;
 	opcode = first && last ? DROCE_OP_READ_RESP_ONLY : first ? DROCE_OP_READ_RESP_FIRST :
 		 last ? DROCE_OP_READ_RESP_LAST : DROCE_OP_READ_RESP_MIDDLE;
-	m = droce_tx_start(tx, qp, &qp->av, DROCE_SVC_RC | opcode, seg, qp->attr.dest_qp_num,
+	m = droce_tx_start(tx, qp, &qp->av, resp_service(qp) | opcode, seg, qp->attr.dest_qp_num,
 			   res->cur_psn, false, false);
 	if (m == NULL)
 		return false;
@@ -476,7 +504,7 @@ resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_r
 	if (seg > 0) {
 		/* Looked up again per packet: the region may be gone since the request. */
 		const uint8_t *src = droce_mr_addr(droce_mr_lookup(tx->mrt, res->rkey),
-						   qp->pd_handle, res->va, seg,
+						   res->pd_handle, res->va, seg,
 						   IBV_ACCESS_REMOTE_READ);
 
 		if (src == NULL) {

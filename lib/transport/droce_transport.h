@@ -22,6 +22,7 @@
 #include "droce_wire.h"
 #include "droce_qp.h"
 #include "droce_mr.h"
+#include "droce_num_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +38,7 @@ struct droce_tx {
 	struct droce_port *port;
 	struct rte_mempool *mp;
 	const struct droce_mr_table *mrt;
+	const struct droce_num_table *srqt; /**< XRC SRQs by number */
 	uint64_t now;                /**< rte_get_tsc_cycles() of this iteration */
 	uint16_t n;
 	struct rte_mbuf *pkts[DROCE_TX_BURST];

@@ -65,7 +65,9 @@ dev_free(struct droce_dev *d)
 	if (d->engine != NULL)
 		droce_engine_destroy(d->engine);
 	if (d->qpt.hash != NULL)
-		droce_qp_table_fini(&d->qpt);
+		droce_num_table_fini(&d->qpt);
+	if (d->srqt.hash != NULL)
+		droce_num_table_fini(&d->srqt);
 	if (d->port != NULL)
 		droce_port_detach(d->port);
 	rte_free(d->rcu);
@@ -98,12 +100,17 @@ droce_dev_attach(const struct droce_port_conf *conf, unsigned *index)
 	d->index = idx;
 	pthread_mutex_init(&d->lock, NULL);
 	LIST_INIT(&d->contexts);
+	LIST_INIT(&d->xrcds);
 	droce_mr_table_init(d->mrt);
 	rc = droce_port_attach(conf, &d->port);
 	if (rc != 0)
 		goto fail;
 	snprintf(name, sizeof(name), "droce%u_qpn", idx);
-	rc = droce_qp_table_init(&d->qpt, name, DROCE_MAX_QP, SOCKET_ID_ANY);
+	rc = droce_num_table_init(&d->qpt, name, DROCE_MAX_QP, SOCKET_ID_ANY);
+	if (rc != 0)
+		goto fail;
+	snprintf(name, sizeof(name), "droce%u_srqn", idx);
+	rc = droce_num_table_init(&d->srqt, name, DROCE_MAX_QP, SOCKET_ID_ANY);
 	if (rc != 0)
 		goto fail;
 	/* One reader per engine; one engine per device for now. */
@@ -115,7 +122,7 @@ droce_dev_attach(const struct droce_port_conf *conf, unsigned *index)
 	}
 	rte_rcu_qsbr_init(d->rcu, 1);
 	snprintf(name, sizeof(name), "droce%u", idx);
-	rc = droce_engine_create(d->port, &d->qpt, d->mrt, d->rcu, 0, name, &d->engine);
+	rc = droce_engine_create(d->port, &d->qpt, &d->srqt, d->mrt, d->rcu, 0, name, &d->engine);
 	if (rc != 0)
 		goto fail;
 	d->guid = dev_guid(d->port);

@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -23,11 +24,17 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool init_done;
 static int init_rc;
 static bool eal_ours;
+static pid_t init_pid;
 
 static void
 lib_fini(void)
 {
 	unsigned i = droce_dev_count();
+
+	/* A forked child inherits this handler but not the engines: tearing
+	 * down the ports from there would close the parent's queues. */
+	if (getpid() != init_pid)
+		return;
 
 	/* Devices whose contexts the program left open stay; their engines
 	 * stop so nothing runs while the EAL goes away. */
@@ -124,6 +131,7 @@ droce_lib_init(void)
 		goto out;
 	}
 	eal_ours = true;
+	init_pid = getpid();
 	rte_log_set_level(droce_logtype, c.log_level);
 	rc = lib_attach_ports(&c);
 	droce_conf_free(&c);

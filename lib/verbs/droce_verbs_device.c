@@ -83,6 +83,7 @@ ibv_open_device(struct ibv_device *device)
 	c->vctx.query_device_ex = droce_query_device_ex;
 	c->vctx.create_cq_ex = droce_create_cq_ex;
 	c->vctx.create_qp_ex = droce_create_qp_ex;
+	droce_xrc_ops_set(&c->vctx);
 	ctx = &c->vctx.context;
 	ctx->device = device;
 	ctx->ops = droce_ctx_ops;

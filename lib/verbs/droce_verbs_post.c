@@ -81,6 +81,8 @@ send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const struct 
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
+	if (qp->type == IBV_QPT_XRC_SEND)
+		w->xrc_srqn = wr->qp_type.xrc.remote_srqn & DROCE_QPN_MASK;
 	w->is_inline = (wr->send_flags & IBV_SEND_INLINE) != 0;
 	if (w->is_inline) {
 		uint8_t *p = w->data;
@@ -107,7 +109,8 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 	struct droce_wq *sq = &qp->sq;
 	int rc = 0;
 
-	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR) {
+	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR ||
+	    qp->type == IBV_QPT_XRC_RECV) {
 		*bad = wr;
 		return EINVAL;
 	}
@@ -137,7 +140,8 @@ droce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 	enum ibv_qp_state st = droce_qp_state(qp);
 	int rc;
 
-	if (st == IBV_QPS_RESET || qp->srq != NULL) {
+	if (st == IBV_QPS_RESET || qp->srq != NULL || qp->type == IBV_QPT_XRC_SEND ||
+	    qp->type == IBV_QPT_XRC_RECV) {
 		*bad = wr;
 		return EINVAL;
 	}

@@ -20,14 +20,14 @@
 #include "droce_engine.h"
 #include "droce_mr.h"
 #include "droce_qp.h"
-#include "droce_qp_table.h"
+#include "droce_num_table.h"
 
 /** Most devices (ports) in one process. */
 #define DROCE_MAX_DEVS 8
 /** Most QPs per device. */
 #define DROCE_MAX_QP 16384
 #define DROCE_MAX_QP_WR 16384
-#define DROCE_MAX_SGE 32
+#define DROCE_MAX_SGE 32u
 #define DROCE_MAX_INLINE 512
 #define DROCE_MAX_CQE 65536
 #define DROCE_MAX_MSG (1u << 31)
@@ -44,13 +44,15 @@ struct droce_dev {
 	unsigned index;
 	struct droce_port *port;
 	struct droce_engine *engine;
-	struct droce_qp_table qpt;
+	struct droce_num_table qpt;
 	struct droce_mr_table *mrt;
 	struct rte_rcu_qsbr *rcu;
 	uint64_t guid;               /**< network order, from the MAC (EUI-64) */
+	struct droce_num_table srqt; /**< XRC SRQ numbers */
 	uint32_t next_handle;        /**< PD handles */
-	pthread_mutex_t lock;        /**< the context list */
+	pthread_mutex_t lock;        /**< the context and XRC domain lists */
 	LIST_HEAD(, droce_context) contexts;
+	LIST_HEAD(, droce_xrcd) xrcds;
 };
 
 /** An open device. */
@@ -102,6 +104,16 @@ int droce_wq_post_recv(struct droce_wq *q, struct ibv_recv_wr *wr, struct ibv_re
 
 /* droce_verbs_event.c: drop the events nobody took (context closing). */
 void droce_context_events_free(struct droce_context *c);
+
+/* droce_verbs_xrc.c */
+struct droce_xrcd *droce_xrcd_of(struct ibv_xrcd *xrcd);
+void droce_xrc_ops_set(struct verbs_context *vctx);
+
+/* droce_verbs_qp.c: a new handle on @p qp (creation, ibv_open_qp). */
+struct droce_qp_handle *droce_qp_handle_new(struct droce_qp *qp, struct ibv_context *ctx,
+					    void *qp_context, struct ibv_pd *pd,
+					    struct ibv_cq *scq, struct ibv_cq *rcq,
+					    struct ibv_srq *srq);
 
 /* droce_dev.c */
 struct droce_dev *droce_dev_get(unsigned index);

@@ -16,118 +16,177 @@
 #include "droce_verbs_priv.h"
 #include "droce_qp_state.h"
 
-static bool
-qp_type_supported(enum ibv_qp_type t)
+/* What each QP type needs at creation, the way rdma-core's providers check it. */
+static int
+qp_check_init(const struct ibv_qp_init_attr_ex *ax)
 {
-	return t == IBV_QPT_RC || t == IBV_QPT_UC || t == IBV_QPT_UD;
+	const struct ibv_qp_cap *cap = &ax->cap;
+
+	if (ax->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD))
+		return EOPNOTSUPP;
+	if (cap->max_send_wr > DROCE_MAX_QP_WR || cap->max_recv_wr > DROCE_MAX_QP_WR ||
+	    cap->max_send_sge > DROCE_MAX_SGE || cap->max_recv_sge > DROCE_MAX_SGE ||
+	    cap->max_inline_data > DROCE_MAX_INLINE)
+		return EINVAL;
+	switch (ax->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		if (!(ax->comp_mask & IBV_QP_INIT_ATTR_PD) || ax->pd == NULL ||
+		    ax->send_cq == NULL || ax->recv_cq == NULL)
+			return EINVAL;
+		if (ax->srq != NULL && droce_srq_of(ax->srq)->type != IBV_SRQT_BASIC)
+			return EINVAL;
+		return 0;
+	case IBV_QPT_XRC_SEND:
+		if (!(ax->comp_mask & IBV_QP_INIT_ATTR_PD) || ax->pd == NULL || ax->send_cq == NULL)
+			return EINVAL;
+		return 0;
+	case IBV_QPT_XRC_RECV:
+		if (!(ax->comp_mask & IBV_QP_INIT_ATTR_XRCD) || ax->xrcd == NULL)
+			return EINVAL;
+		return 0;
+	default:
+		return EOPNOTSUPP;
+	}
+}
+
+/* A new handle on @p qp for context @p ctx, linked into the QP's list. */
+struct droce_qp_handle *
+droce_qp_handle_new(struct droce_qp *qp, struct ibv_context *ctx, void *qp_context,
+		    struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq)
+{
+	struct droce_qp_handle *h = calloc(1, sizeof(*h));
+
+	if (h == NULL)
+		return NULL;
+	h->qp = qp;
+	h->ibv.qp_base.context = ctx;
+	h->ibv.qp_base.qp_context = qp_context;
+	h->ibv.qp_base.pd = pd;
+	h->ibv.qp_base.send_cq = scq;
+	h->ibv.qp_base.recv_cq = rcq;
+	h->ibv.qp_base.srq = srq;
+	h->ibv.qp_base.qp_num = qp->qpn;
+	h->ibv.qp_base.state = droce_qp_state(qp);
+	h->ibv.qp_base.qp_type = qp->type;
+	pthread_mutex_init(&h->ibv.qp_base.mutex, NULL);
+	pthread_cond_init(&h->ibv.qp_base.cond, NULL);
+	rte_spinlock_lock(&qp->hlock);
+	LIST_INSERT_HEAD(&qp->handle_list, h, link);
+	rte_spinlock_unlock(&qp->hlock);
+	return h;
+}
+
+/* Take (or with @p n = -1, give back) the references a QP holds on the
+ * objects it was created with. */
+static void
+qp_refs(struct droce_qp *qp, int n)
+{
+	/* An XRC target's SRQ and CQ are taken per packet, not held. */
+	bool xrc_tgt = qp->type == IBV_QPT_XRC_RECV;
+
+	if (qp->scq != NULL)
+		__atomic_add_fetch(&qp->scq->users, n, __ATOMIC_ACQ_REL);
+	if (qp->rcq != NULL && !xrc_tgt)
+		__atomic_add_fetch(&qp->rcq->users, n, __ATOMIC_ACQ_REL);
+	if (qp->srq != NULL && !xrc_tgt)
+		__atomic_add_fetch(&qp->srq->users, n, __ATOMIC_ACQ_REL);
+	if (qp->xrcd != NULL)
+		__atomic_add_fetch(&qp->xrcd->users, n, __ATOMIC_ACQ_REL);
+	if (qp->pd != NULL)
+		__atomic_add_fetch(&droce_pd_of(qp->pd)->users, n, __ATOMIC_ACQ_REL);
 }
 
 static struct ibv_qp *
-qp_create(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_qp_init_attr *ia,
-	  struct droce_qp_handle **out_h)
+qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 {
 	struct droce_dev *d = droce_dev_of_ctx(ctx);
-	struct ibv_qp_cap *cap = &ia->cap;
-	struct droce_qp_handle *h = NULL;
-	struct droce_qp *qp = NULL;
+	struct ibv_qp_cap *cap = &ax->cap;
+	bool has_sq = ax->qp_type != IBV_QPT_XRC_RECV;
+	bool has_rq = ax->qp_type != IBV_QPT_XRC_RECV && ax->qp_type != IBV_QPT_XRC_SEND &&
+		      ax->srq == NULL;
+	struct droce_qp_handle *h;
+	struct droce_qp *qp;
 	uint32_t sq_stride, rq_stride;
-	int rc;
+	int rc = qp_check_init(ax);
 
-	if (pd == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
-	    cap->max_send_wr > DROCE_MAX_QP_WR || cap->max_recv_wr > DROCE_MAX_QP_WR ||
-	    cap->max_send_sge > DROCE_MAX_SGE || cap->max_recv_sge > DROCE_MAX_SGE ||
-	    cap->max_inline_data > DROCE_MAX_INLINE) {
-		errno = EINVAL;
+	if (rc != 0) {
+		errno = rc;
 		return NULL;
 	}
-	if (!qp_type_supported(ia->qp_type)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	h = calloc(1, sizeof(*h));
 	qp = calloc(1, sizeof(*qp));
-	if (h == NULL || qp == NULL) {
-		rc = -ENOMEM;
-		goto fail;
+	if (qp == NULL) {
+		errno = ENOMEM;
+		return NULL;
 	}
+	if (!has_sq)
+		cap->max_send_wr = cap->max_send_sge = cap->max_inline_data = 0;
+	if (!has_rq)
+		cap->max_recv_wr = cap->max_recv_sge = 0;
 	/* Report what we give, as providers do: at least one SGE, and inline
-	 * room up to what the SGE list would take anyway. */
+	 * room up to what the SGE list takes anyway. */
 	cap->max_send_sge = RTE_MAX(cap->max_send_sge, 1u);
 	cap->max_recv_sge = RTE_MAX(cap->max_recv_sge, 1u);
 	sq_stride = RTE_ALIGN_CEIL(sizeof(struct droce_send_wqe) +
 				   RTE_MAX(cap->max_send_sge * sizeof(struct ibv_sge),
 					   cap->max_inline_data), 64);
-	cap->max_inline_data = RTE_MIN(sq_stride - sizeof(struct droce_send_wqe),
-				       (size_t)DROCE_MAX_INLINE);
+	if (has_sq)
+		cap->max_inline_data = RTE_MIN(sq_stride - sizeof(struct droce_send_wqe),
+					       (size_t)DROCE_MAX_INLINE);
 	rq_stride = RTE_ALIGN_CEIL(sizeof(struct droce_recv_wqe) +
-				   cap->max_recv_sge * sizeof(struct ibv_sge), 16);
-	if (ia->srq != NULL) {
-		/* Receives come from the SRQ: the QP's own RQ stays empty. */
-		cap->max_recv_wr = cap->max_recv_sge = 0;
-		rq_stride = droce_srq_of(ia->srq)->rq.stride;
-	}
+				   RTE_MAX(cap->max_recv_sge, DROCE_MAX_SGE) * sizeof(struct ibv_sge),
+				   16);
 	rc = droce_wq_init(&qp->sq, cap->max_send_wr, sq_stride);
 	if (rc == 0)
 		rc = droce_wq_init(&qp->rq, cap->max_recv_wr, rq_stride);
+	/* Receives are copied out here when a message starts: room for the
+	 * largest WQE any SRQ could hand over. */
+	if (rc == 0 && (qp->rwqe = malloc(rq_stride)) == NULL)
+		rc = -ENOMEM;
 	if (rc != 0)
 		goto fail;
-	qp->rwqe = malloc(rq_stride);
-	if (qp->rwqe == NULL) {
-		rc = -ENOMEM;
-		goto fail;
-	}
 	qp->sq.max_sge = cap->max_send_sge;
 	qp->sq.max_inline = cap->max_inline_data;
 	qp->rq.max_sge = cap->max_recv_sge;
-	qp->type = ia->qp_type;
+	qp->type = ax->qp_type;
 	qp->state = IBV_QPS_RESET;
 	pthread_mutex_init(&qp->mutex, NULL);
+	rte_spinlock_init(&qp->hlock);
+	LIST_INIT(&qp->handle_list);
 	qp->handles = 1;
 	qp->engine = d->engine;
 	qp->dev = d;
-	qp->pd_handle = pd->handle;
-	qp->scq = droce_cq_of(ia->send_cq);
-	qp->rcq = droce_cq_of(ia->recv_cq);
-	qp->srq = ia->srq != NULL ? droce_srq_of(ia->srq) : NULL;
+	qp->pd = ax->qp_type != IBV_QPT_XRC_RECV ? ax->pd : NULL;
+	qp->pd_handle = qp->pd != NULL ? qp->pd->handle : 0;
+	qp->scq = has_sq ? droce_cq_of(ax->send_cq) : NULL;
+	qp->rcq = has_rq || ax->srq != NULL ? droce_cq_of(ax->recv_cq) : NULL;
+	qp->srq = ax->qp_type != IBV_QPT_XRC_SEND && ax->srq != NULL ? droce_srq_of(ax->srq) : NULL;
+	qp->xrcd = ax->qp_type == IBV_QPT_XRC_RECV ? droce_xrcd_of(ax->xrcd) : NULL;
+	qp->sq_sig_all = ax->sq_sig_all != 0;
 	/* UD has no path MTU attribute: datagrams use the port's. */
 	qp->mtu = droce_port_mtu(d->port);
-	qp->sq_sig_all = ia->sq_sig_all != 0;
 	qp->attr.cap = *cap;
-	rc = droce_qp_table_add(&d->qpt, qp);
+	rc = droce_num_table_add(&d->qpt, qp, &qp->qpn);
 	if (rc != 0)
 		goto fail;
 	/* A fixed UDP source port per QP, from the range RoCEv2 reserves for
 	 * entropy (0xC000 and up), as rxe does. */
 	qp->udp_sport = 0xc000 | (qp->qpn & 0x3fff);
-	__atomic_add_fetch(&qp->scq->users, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&qp->rcq->users, 1, __ATOMIC_RELAXED);
-	if (qp->srq != NULL)
-		__atomic_add_fetch(&qp->srq->users, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&droce_pd_of(pd)->users, 1, __ATOMIC_RELAXED);
-
-	h->qp = qp;
-	h->ibv.qp_base.context = ctx;
-	h->ibv.qp_base.qp_context = ia->qp_context;
-	h->ibv.qp_base.pd = pd;
-	h->ibv.qp_base.send_cq = ia->send_cq;
-	h->ibv.qp_base.recv_cq = ia->recv_cq;
-	h->ibv.qp_base.srq = ia->srq;
-	h->ibv.qp_base.qp_num = qp->qpn;
-	h->ibv.qp_base.state = IBV_QPS_RESET;
-	h->ibv.qp_base.qp_type = ia->qp_type;
-	pthread_mutex_init(&h->ibv.qp_base.mutex, NULL);
-	pthread_cond_init(&h->ibv.qp_base.cond, NULL);
-	if (out_h != NULL)
-		*out_h = h;
+	h = droce_qp_handle_new(qp, ctx, ax->qp_context, ax->pd, qp->scq ? ax->send_cq : NULL,
+				qp->rcq ? ax->recv_cq : NULL, qp->srq ? ax->srq : NULL);
+	if (h == NULL) {
+		droce_num_table_release(&d->qpt, droce_num_table_remove(&d->qpt, qp->qpn));
+		rc = -ENOMEM;
+		goto fail;
+	}
+	qp_refs(qp, 1);
 	return &h->ibv.qp_base;
 fail:
-	if (qp != NULL) {
-		free(qp->sq.buf);
-		free(qp->rq.buf);
-		free(qp->rwqe);
-	}
+	free(qp->sq.buf);
+	free(qp->rq.buf);
+	free(qp->rwqe);
 	free(qp);
-	free(h);
 	errno = -rc;
 	return NULL;
 }
@@ -135,35 +194,28 @@ fail:
 struct ibv_qp *
 ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 {
-	return qp_create(pd->context, pd, ia, NULL);
+	struct ibv_qp_init_attr_ex ax = {
+		.qp_context = ia->qp_context,
+		.send_cq = ia->send_cq,
+		.recv_cq = ia->recv_cq,
+		.srq = ia->srq,
+		.cap = ia->cap,
+		.qp_type = ia->qp_type,
+		.sq_sig_all = ia->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_qp *qp = qp_create(pd->context, &ax);
+
+	if (qp != NULL)
+		ia->cap = ax.cap;
+	return qp;
 }
 
 struct ibv_qp *
 droce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 {
-	struct ibv_qp_init_attr ia = {
-		.qp_context = ax->qp_context,
-		.send_cq = ax->send_cq,
-		.recv_cq = ax->recv_cq,
-		.srq = ax->srq,
-		.cap = ax->cap,
-		.qp_type = ax->qp_type,
-		.sq_sig_all = ax->sq_sig_all,
-	};
-	struct ibv_qp *qp;
-
-	if (ax->comp_mask & ~(uint32_t)IBV_QP_INIT_ATTR_PD) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (!(ax->comp_mask & IBV_QP_INIT_ATTR_PD)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	qp = qp_create(ctx, ax->pd, &ia, NULL);
-	if (qp != NULL)
-		ax->cap = ia.cap;
-	return qp;
+	return qp_create(ctx, ax);
 }
 
 /* Clear everything the engine keeps in the QP (it is in RESET and the
@@ -295,6 +347,8 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	rc = qp_check_values(qp, attr, mask);
 	if (rc != 0)
 		goto out;
+	if (next == IBV_QPS_SQD)
+		qp->req.sqd_notified = false;
 	if (next == IBV_QPS_RESET && droce_qp_state(qp) != IBV_QPS_RESET) {
 		__atomic_store_n(&qp->state, IBV_QPS_RESET, __ATOMIC_RELEASE);
 		/* Wait out engine iterations that saw the old state. */
@@ -306,7 +360,7 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	qp->attr.cur_qp_state = next;
 	__atomic_store_n(&qp->state, next, __ATOMIC_RELEASE);
 	ibqp->state = next;
-	if (next == IBV_QPS_ERR || next == IBV_QPS_RTS || next == IBV_QPS_RTR)
+	if (next == IBV_QPS_ERR || next == IBV_QPS_RTS || next == IBV_QPS_RTR || next == IBV_QPS_SQD)
 		droce_engine_kick(qp->engine, qp);
 out:
 	pthread_mutex_unlock(&qp->mutex);
@@ -350,7 +404,7 @@ qp_teardown(struct droce_qp *qp)
 
 	__atomic_store_n(&qp->destroying, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&qp->state, IBV_QPS_ERR, __ATOMIC_RELEASE);
-	pos = droce_qp_table_remove(&d->qpt, qp->qpn);
+	pos = droce_num_table_remove(&d->qpt, qp->qpn);
 	rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
 	while (__atomic_load_n(&qp->engine_refs, __ATOMIC_ACQUIRE) != 0)
 		if (droce_engine_poll(qp->engine) < 0)
@@ -359,18 +413,20 @@ qp_teardown(struct droce_qp *qp)
 	 * reference may still be running. */
 	rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
 	if (pos >= 0)
-		droce_qp_table_release(&d->qpt, pos);
+		droce_num_table_release(&d->qpt, pos);
 	droce_qp_flush(qp);
-	__atomic_sub_fetch(&qp->scq->users, 1, __ATOMIC_RELEASE);
-	__atomic_sub_fetch(&qp->rcq->users, 1, __ATOMIC_RELEASE);
-	if (qp->srq != NULL)
-		__atomic_sub_fetch(&qp->srq->users, 1, __ATOMIC_RELEASE);
+	qp_refs(qp, -1);
 	free(qp->sq.buf);
 	free(qp->rq.buf);
 	free(qp->rwqe);
 	free(qp);
 }
 
+/*
+ * Destroy (or close, for an opened XRC target QP) one handle. The real QP
+ * goes with its last handle: the creator's is one reference among others,
+ * as with the kernel's ib_close_qp().
+ */
 int
 ibv_destroy_qp(struct ibv_qp *ibqp)
 {
@@ -380,8 +436,10 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 
 	pthread_mutex_lock(&qp->mutex);
 	left = --qp->handles;
+	rte_spinlock_lock(&qp->hlock);
+	LIST_REMOVE(h, link);
+	rte_spinlock_unlock(&qp->hlock);
 	pthread_mutex_unlock(&qp->mutex);
-	__atomic_sub_fetch(&droce_pd_of(ibqp->pd)->users, 1, __ATOMIC_RELEASE);
 	if (left == 0)
 		qp_teardown(qp);
 	free(h);

@@ -82,6 +82,15 @@ ibv_destroy_srq(struct ibv_srq *ibsrq)
 
 	if (__atomic_load_n(&srq->users, __ATOMIC_ACQUIRE) != 0)
 		return EBUSY;
+	if (srq->type == IBV_SRQT_XRC) {
+		struct droce_dev *d = droce_dev_of_ctx(ibsrq->context);
+
+		/* XRC target QPs find it by number, per packet: unpublish first. */
+		droce_num_table_release(&d->srqt, droce_num_table_remove(&d->srqt, srq->srqn));
+		rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
+		__atomic_sub_fetch(&srq->xrcd->users, 1, __ATOMIC_RELEASE);
+		__atomic_sub_fetch(&srq->cq->users, 1, __ATOMIC_RELEASE);
+	}
 	__atomic_sub_fetch(&droce_pd_of(ibsrq->pd)->users, 1, __ATOMIC_RELEASE);
 	free(srq->rq.buf);
 	free(srq);

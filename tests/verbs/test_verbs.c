@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <infiniband/verbs.h>
@@ -611,6 +613,161 @@ START_TEST(srq_shared_by_two_qps_and_limit_event)
 }
 END_TEST
 
+static void
+xrc_modify(struct ibv_qp *qp, enum ibv_qp_type t, uint32_t dqpn)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = ACCESS_ALL };
+	int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	int rts = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN;
+
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				       IBV_QP_ACCESS_FLAGS), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 7;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (t == IBV_QPT_XRC_RECV)
+		rtr |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	else
+		rts |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, rtr), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 7;
+	a.max_rd_atomic = 4;
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, rts), 0);
+}
+
+START_TEST(xrc_shared_target_qp)
+{
+	char path[] = "/tmp/droce-xrcd-XXXXXX";
+	int fd = mkstemp(path);
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx2 = ibv_open_device(list[0]);
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
+						     IBV_XRCD_INIT_ATTR_OFLAGS,
+					 .fd = fd, .oflags = 0 };
+	struct ibv_xrcd *x1, *x2;
+	struct ibv_cq *xcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 8, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC, .pd = pd, .cq = xcq,
+	};
+	struct ibv_qp_init_attr_ex ta = { .qp_type = IBV_QPT_XRC_RECV,
+					  .comp_mask = IBV_QP_INIT_ATTR_XRCD };
+	struct ibv_qp_init_attr_ex ia = { .qp_type = IBV_QPT_XRC_SEND, .send_cq = cq,
+					  .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+					  .cap = { .max_send_wr = 8, .max_send_sge = 1 } };
+	struct ibv_qp_open_attr oa = { .comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
+						    IBV_QP_OPEN_ATTR_TYPE,
+				       .qp_type = IBV_QPT_XRC_RECV };
+	struct ibv_srq *srq;
+	struct ibv_qp *tgt, *opened, *ini;
+	struct ibv_sge sge = { (uintptr_t)abuf, 3000, amr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_sge rsge = { (uintptr_t)bbuf, 4096, bmr->lkey };
+	struct ibv_wc wc;
+	uint32_t srqn;
+
+	ck_assert_int_ge(fd, 0);
+	/* No domain behind this file yet, and no O_CREAT: refused. */
+	ck_assert_ptr_null(ibv_open_xrcd(ctx, &xa));
+	xa.oflags = O_CREAT;
+	x1 = ibv_open_xrcd(ctx, &xa);
+	ck_assert_ptr_nonnull(x1);
+	xa.oflags = O_CREAT | O_EXCL;
+	ck_assert_ptr_null(ibv_open_xrcd(ctx2, &xa));
+	xa.oflags = 0;
+	x2 = ibv_open_xrcd(ctx2, &xa); /* the same domain, from another context */
+	ck_assert_ptr_nonnull(x2);
+
+	sa.xrcd = x1;
+	srq = ibv_create_srq_ex(ctx, &sa);
+	ck_assert_ptr_nonnull(srq);
+	ck_assert_int_eq(ibv_get_srq_num(srq, &srqn), 0);
+	ta.xrcd = x1;
+	tgt = ibv_create_qp_ex(ctx, &ta);
+	ck_assert_ptr_nonnull(tgt);
+	ini = ibv_create_qp_ex(ctx, &ia);
+	ck_assert_ptr_nonnull(ini);
+	oa.qp_num = tgt->qp_num;
+	oa.xrcd = x2;
+	opened = ibv_open_qp(ctx2, &oa);
+	ck_assert_ptr_nonnull(opened);
+	ck_assert_uint_eq(opened->qp_num, tgt->qp_num);
+	xrc_modify(tgt, IBV_QPT_XRC_RECV, ini->qp_num);
+	xrc_modify(ini, IBV_QPT_XRC_SEND, tgt->qp_num);
+
+	/* The creator lets go first: the opened handle keeps the QP alive. */
+	ck_assert_int_eq(ibv_destroy_qp(tgt), 0);
+	fill(abuf, 3000, 11);
+	for (int i = 0; i < 2; i++) {
+		rwr = (struct ibv_recv_wr){ .wr_id = 50 + i, .sg_list = &rsge, .num_sge = 1 };
+		ck_assert_int_eq(ibv_post_srq_recv(srq, &rwr, &rbad), 0);
+	}
+	wr.qp_type.xrc.remote_srqn = srqn;
+	ck_assert_int_eq(ibv_post_send(ini, &wr, &bad), 0);
+	wc = wait_wc();
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, IBV_WC_SEND);
+	{
+		double end = now_s() + 10;
+
+		while (ibv_poll_cq(xcq, 1, &wc) == 0)
+			ck_assert(now_s() < end);
+	}
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.wr_id, 50);
+	ck_assert_uint_eq(wc.byte_len, 3000);
+	ck_assert_uint_eq(wc.qp_num, opened->qp_num);
+	ck_assert_int_eq(memcmp(abuf, bbuf, 3000), 0);
+
+	/* A wrong SRQ number is an invalid request: the initiator fails. */
+	wr.qp_type.xrc.remote_srqn = srqn + 1000;
+	ck_assert_int_eq(ibv_post_send(ini, &wr, &bad), 0);
+	wc = wait_wc();
+	ck_assert_int_eq(wc.status, IBV_WC_REM_INV_REQ_ERR);
+
+	/* The domain is in use: its last close fails; a non-last close works. */
+	ck_assert_int_eq(ibv_close_xrcd(x2), 0);
+	ck_assert_int_eq(ibv_close_xrcd(x1), EBUSY);
+	/* The last handle takes the QP with it. */
+	ck_assert_int_eq(ibv_destroy_qp(opened), 0);
+	oa.xrcd = x1;
+	errno = 0;
+	ck_assert_ptr_null(ibv_open_qp(ctx, &oa));
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(ibv_destroy_qp(ini), 0);
+	while (ibv_poll_cq(cq, 1, &wc) > 0)
+		;
+	ck_assert_int_eq(ibv_destroy_srq(srq), 0);
+	ck_assert_int_eq(ibv_close_xrcd(x1), 0);
+	while (ibv_poll_cq(xcq, 1, &wc) > 0)
+		;
+	ck_assert_int_eq(ibv_destroy_cq(xcq), 0);
+	ck_assert_int_eq(ibv_close_device(ctx2), 0);
+	ibv_free_device_list(list);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -651,6 +808,7 @@ main(void)
 	tcase_add_test(tc, error_state_flushes_posts);
 	tcase_add_test(tc, ud_send_grh_and_reply);
 	tcase_add_test(tc, srq_shared_by_two_qps_and_limit_event);
+	tcase_add_test(tc, xrc_shared_target_qp);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

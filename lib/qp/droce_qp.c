@@ -34,3 +34,16 @@ droce_recv_claim(struct droce_qp *qp)
 	}
 	return qp->rwqe;
 }
+
+void
+droce_qp_event(struct droce_qp *qp, enum ibv_event_type type)
+{
+	struct droce_qp_handle *h;
+
+	if (droce_event_hook == NULL)
+		return;
+	rte_spinlock_lock(&qp->hlock);
+	LIST_FOREACH(h, &qp->handle_list, link)
+		droce_event_hook(h->ibv.qp_base.context, type, &h->ibv.qp_base);
+	rte_spinlock_unlock(&qp->hlock);
+}

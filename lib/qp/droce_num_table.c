@@ -5,11 +5,10 @@
 #include <rte_errno.h>
 #include <rte_hash_crc.h>
 
-#include "droce_qp.h"
-#include "droce_qp_table.h"
+#include "droce_num_table.h"
 
 int
-droce_qp_table_init(struct droce_qp_table *t, const char *name, uint32_t max, int socket)
+droce_num_table_init(struct droce_num_table *t, const char *name, uint32_t max, int socket)
 {
 	struct rte_hash_parameters p = {
 		.name = name,
@@ -32,14 +31,14 @@ droce_qp_table_init(struct droce_qp_table *t, const char *name, uint32_t max, in
 }
 
 void
-droce_qp_table_fini(struct droce_qp_table *t)
+droce_num_table_fini(struct droce_num_table *t)
 {
 	rte_hash_free(t->hash);
 	t->hash = NULL;
 }
 
 int
-droce_qp_table_add(struct droce_qp_table *t, struct droce_qp *qp)
+droce_num_table_add(struct droce_num_table *t, void *obj, uint32_t *out)
 {
 	int rc = -ENOMEM;
 
@@ -47,13 +46,13 @@ droce_qp_table_add(struct droce_qp_table *t, struct droce_qp *qp)
 	if (t->count >= t->max)
 		goto out;
 	for (;;) {
-		uint32_t qpn = t->next;
+		uint32_t num = t->next;
 
-		t->next = (qpn + 1 > DROCE_QPN_MASK) ? DROCE_QPN_FIRST : qpn + 1;
-		if (rte_hash_lookup(t->hash, &qpn) >= 0)
+		t->next = (num + 1 > DROCE_NUM_MASK) ? DROCE_QPN_FIRST : num + 1;
+		if (rte_hash_lookup(t->hash, &num) >= 0)
 			continue;
-		qp->qpn = qpn;
-		if (rte_hash_add_key_data(t->hash, &qpn, qp) < 0)
+		*out = num;
+		if (rte_hash_add_key_data(t->hash, &num, obj) < 0)
 			goto out;
 		t->count++;
 		rc = 0;
@@ -65,12 +64,12 @@ out:
 }
 
 int32_t
-droce_qp_table_remove(struct droce_qp_table *t, uint32_t qpn)
+droce_num_table_remove(struct droce_num_table *t, uint32_t num)
 {
 	int32_t pos;
 
 	pthread_mutex_lock(&t->lock);
-	pos = rte_hash_del_key(t->hash, &qpn);
+	pos = rte_hash_del_key(t->hash, &num);
 	if (pos >= 0)
 		t->count--;
 	pthread_mutex_unlock(&t->lock);
@@ -78,7 +77,7 @@ droce_qp_table_remove(struct droce_qp_table *t, uint32_t qpn)
 }
 
 void
-droce_qp_table_release(struct droce_qp_table *t, int32_t pos)
+droce_num_table_release(struct droce_num_table *t, int32_t pos)
 {
 	pthread_mutex_lock(&t->lock);
 	rte_hash_free_key_with_position(t->hash, pos);

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * 24-bit object numbers, allocation and lookup, for one device: QPNs, and
+ * the numbers XRC SRQs are addressed by.
+ *
+ * Lookups (the engine, per received packet) are lock-free reads of an
+ * rte_hash in RW_CONCURRENCY_LF mode under the device's RCU; insertions and
+ * removals are serialised by the table's mutex. A removed key's slot is
+ * freed only after a grace period, so a reader never sees it reused.
+ *
+ * QPNs are handed out in rotation rather than lowest-free first, so a QPN
+ * just released is the last to come back: stray packets for a destroyed
+ * QP find no QP rather than its successor.
+ */
+#ifndef DROCE_NUM_TABLE_H
+#define DROCE_NUM_TABLE_H
+
+#include <stdint.h>
+#include <pthread.h>
+
+#include <rte_hash.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Lowest number handed out (QP0 and QP1 are the special QPs; rxe starts at 0x11). */
+#define DROCE_QPN_FIRST 0x11u
+/** Numbers are 24 bits, like QPNs on the wire. */
+#define DROCE_NUM_MASK 0xffffffu
+
+struct droce_num_table {
+	struct rte_hash *hash;
+	pthread_mutex_t lock;
+	uint32_t next;               /**< next QPN to try */
+	uint32_t max;                /**< most QPs at once */
+	uint32_t count;
+};
+
+/** @return 0 or a negative errno. @p name must be unique in the process. */
+int droce_num_table_init(struct droce_num_table *t, const char *name, uint32_t max, int socket);
+
+void droce_num_table_fini(struct droce_num_table *t);
+
+/** Pick a free number for @p obj, store it in *@p num, publish. @return 0 or -ENOMEM. */
+int droce_num_table_add(struct droce_num_table *t, void *obj, uint32_t *num);
+
+/**
+ * Unpublish @p qpn. @return the hash position to hand to
+ * droce_num_table_release() after a grace period, or a negative errno.
+ */
+int32_t droce_num_table_remove(struct droce_num_table *t, uint32_t qpn);
+
+/** Free the slot of a removed QPN (after an RCU grace period). */
+void droce_num_table_release(struct droce_num_table *t, int32_t pos);
+
+/** Engine side: the object with number @p num, or NULL. */
+static inline void *
+droce_num_table_lookup(const struct droce_num_table *t, uint32_t num)
+{
+	void *obj;
+
+	if (rte_hash_lookup_data(t->hash, &num, &obj) < 0)
+		return NULL;
+	return obj;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DROCE_NUM_TABLE_H */
