@@ -260,6 +260,8 @@ struct droce_qp_handle {
 	struct ibv_qp_ex ibv;        /**< first: an ibv_qp is its prefix */
 	struct droce_qp *qp;
 	LIST_ENTRY(droce_qp_handle) link;
+	/** The ibv_wr_*() builder (created with send_ops_flags), or NULL. */
+	struct droce_qpx *x;
 };
 
 /** Raise @p type on every handle of @p qp (shared QPs: each context sees it). */

@@ -34,9 +34,8 @@ send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	}
 }
 
-/* Fill @p w from @p wr. @return 0 or the errno rdma-core's providers use. */
-static int
-send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const struct ibv_send_wr *wr)
+int
+droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const struct ibv_send_wr *wr)
 {
 	uint64_t len = 0;
 	int i;
@@ -120,7 +119,7 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 			rc = ENOMEM;
 			break;
 		}
-		rc = send_wqe_fill(qp, droce_wq_at(sq, sq->prod), wr);
+		rc = droce_send_wqe_fill(qp, droce_wq_at(sq, sq->prod), wr);
 		if (rc != 0)
 			break;
 		__atomic_store_n(&sq->prod, sq->prod + 1, __ATOMIC_RELEASE);

@@ -98,6 +98,16 @@ struct droce_comp_channel {
 	uint32_t users;              /**< CQs bound to it */
 };
 
+/* droce_verbs_post.c: check @p wr and write it into @p w. @return 0 or
+ * the errno rdma-core's providers use. */
+int droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w,
+			const struct ibv_send_wr *wr);
+
+/* droce_verbs_qpx.c: the ibv_qp_ex builder of a handle created with
+ * send_ops_flags. @return 0, or EOPNOTSUPP for operations droce lacks. */
+int droce_qpx_init(struct droce_qp_handle *h, uint64_t send_ops_flags);
+void droce_qpx_fini(struct droce_qp_handle *h);
+
 /* droce_verbs_wq.c */
 int droce_wq_init(struct droce_wq *q, uint32_t max_wr, uint32_t stride);
 int droce_wq_post_recv(struct droce_wq *q, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);

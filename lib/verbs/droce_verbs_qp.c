@@ -22,8 +22,11 @@ qp_check_init(const struct ibv_qp_init_attr_ex *ax)
 {
 	const struct ibv_qp_cap *cap = &ax->cap;
 
-	if (ax->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD))
+	if (ax->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
+					IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
 		return EOPNOTSUPP;
+	if ((ax->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && ax->qp_type == IBV_QPT_XRC_RECV)
+		return EINVAL;
 	if (cap->max_send_wr > DROCE_MAX_QP_WR || cap->max_recv_wr > DROCE_MAX_QP_WR ||
 	    cap->max_send_sge > DROCE_MAX_SGE || cap->max_recv_sge > DROCE_MAX_SGE ||
 	    cap->max_inline_data > DROCE_MAX_INLINE)
@@ -96,6 +99,17 @@ qp_refs(struct droce_qp *qp, int n)
 		__atomic_add_fetch(&qp->xrcd->users, n, __ATOMIC_ACQ_REL);
 	if (qp->pd != NULL)
 		__atomic_add_fetch(&droce_pd_of(qp->pd)->users, n, __ATOMIC_ACQ_REL);
+}
+
+/* Take a QP that never got to anyone out of the QPN table again. */
+static void
+qp_unpublish_new(struct droce_dev *d, struct droce_qp *qp)
+{
+	int32_t pos = droce_num_table_remove(&d->qpt, qp->qpn);
+
+	/* An engine may have looked the number up for a stray packet. */
+	rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
+	droce_num_table_release(&d->qpt, pos);
 }
 
 static struct ibv_qp *
@@ -176,9 +190,20 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 	h = droce_qp_handle_new(qp, ctx, ax->qp_context, ax->pd, qp->scq ? ax->send_cq : NULL,
 				qp->rcq ? ax->recv_cq : NULL, qp->srq ? ax->srq : NULL);
 	if (h == NULL) {
-		droce_num_table_release(&d->qpt, droce_num_table_remove(&d->qpt, qp->qpn));
+		qp_unpublish_new(d, qp);
 		rc = -ENOMEM;
 		goto fail;
+	}
+	if (ax->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		rc = droce_qpx_init(h, ax->send_ops_flags);
+		if (rc != 0) {
+			/* Nothing refers to the QP yet: undo by hand. */
+			LIST_REMOVE(h, link);
+			free(h);
+			qp_unpublish_new(d, qp);
+			rc = -rc;
+			goto fail;
+		}
 	}
 	qp_refs(qp, 1);
 	return &h->ibv.qp_base;
@@ -442,6 +467,7 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_unlock(&qp->mutex);
 	if (left == 0)
 		qp_teardown(qp);
+	droce_qpx_fini(h);
 	free(h);
 	return 0;
 }

@@ -768,6 +768,92 @@ START_TEST(xrc_shared_target_qp)
 }
 END_TEST
 
+START_TEST(qp_ex_work_request_builder)
+{
+	struct ibv_qp_init_attr_ex ax = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 32, .max_recv_wr = 32, .max_send_sge = 2,
+			 .max_recv_sge = 1, .max_inline_data = 64 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, .pd = pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				  IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+	};
+	struct ibv_qp *q1, *q2 = rc_qp();
+	struct ibv_qp_ex *x;
+	uint64_t *target = (uint64_t *)(bbuf + 8192);
+	struct ibv_sge two[2] = { { (uintptr_t)abuf, 100, amr->lkey },
+				  { (uintptr_t)abuf + 1000, 50, amr->lkey } };
+	char msg[] = "built with ibv_wr_*";
+	int n = 0;
+
+	ax.send_ops_flags |= IBV_QP_EX_WITH_BIND_MW;
+	errno = 0;
+	ck_assert_ptr_null(ibv_create_qp_ex(ctx, &ax));
+	ck_assert_int_eq(errno, EOPNOTSUPP);
+	ax.send_ops_flags &= ~(uint64_t)IBV_QP_EX_WITH_BIND_MW;
+	q1 = ibv_create_qp_ex(ctx, &ax);
+	ck_assert_ptr_nonnull(q1);
+	ck_assert_ptr_null(ibv_qp_to_qp_ex(q2));
+	x = ibv_qp_to_qp_ex(q1);
+	ck_assert_ptr_nonnull(x);
+	rc_connect(q1, q2->qp_num, 14, 7, 7);
+	rc_connect(q2, q1->qp_num, 14, 7, 7);
+	fill(abuf, 2000, 1);
+	*target = 1;
+	post_recv(q2, 90, bbuf, 4096);
+	post_recv(q2, 91, bbuf + 4096, 64);
+	post_recv(q2, 92, bbuf + 16384, 4096);
+
+	ibv_wr_start(x);
+	x->wr_id = 1;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_sge_list(x, 2, two);
+	x->wr_id = 2;
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data(x, msg, sizeof(msg));
+	x->wr_id = 3;
+	ibv_wr_rdma_write_imm(x, bmr->rkey, (uintptr_t)bbuf + 20000, htobe32(5));
+	ibv_wr_set_sge(x, amr->lkey, (uintptr_t)abuf, 700);
+	x->wr_id = 4;
+	ibv_wr_atomic_fetch_add(x, bmr->rkey, (uintptr_t)target, 9);
+	ibv_wr_set_sge(x, amr->lkey, (uintptr_t)abuf + 4096, 8);
+	memset(msg, 0, sizeof(msg)); /* inline data was copied when it was set */
+	ck_assert_int_eq(ibv_wr_complete(x), 0);
+	for (int k = 0; k < 7; k++) {
+		struct ibv_wc wc = wait_wc();
+
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		n++;
+	}
+	ck_assert_int_eq(n, 7);
+	ck_assert_int_eq(memcmp(bbuf, abuf, 100), 0);
+	ck_assert_int_eq(memcmp(bbuf + 100, abuf + 1000, 50), 0);
+	ck_assert_str_eq((char *)bbuf + 4096, "built with ibv_wr_*");
+	ck_assert_int_eq(memcmp(bbuf + 20000, abuf, 700), 0);
+	ck_assert_uint_eq(*(uint64_t *)(abuf + 4096), 1);
+	ck_assert_uint_eq(*target, 10);
+
+	/* An error drops the whole batch; abort posts nothing either. */
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_sge_list(x, 64, two);
+	ck_assert_int_eq(ibv_wr_complete(x), EINVAL);
+	ibv_wr_start(x);
+	ibv_wr_rdma_read(x, bmr->rkey, (uintptr_t)bbuf);
+	ibv_wr_set_sge(x, amr->lkey, (uintptr_t)abuf, 8);
+	ibv_wr_abort(x);
+	{
+		struct ibv_wc wc;
+		double end = now_s() + 0.05;
+
+		while (now_s() < end)
+			ck_assert_int_eq(ibv_poll_cq(cq, 1, &wc), 0);
+	}
+	destroy_pair(q1, q2);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -809,6 +895,7 @@ main(void)
 	tcase_add_test(tc, ud_send_grh_and_reply);
 	tcase_add_test(tc, srq_shared_by_two_qps_and_limit_event);
 	tcase_add_test(tc, xrc_shared_target_qp);
+	tcase_add_test(tc, qp_ex_work_request_builder);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
