@@ -122,6 +122,14 @@ comp_aeth(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pkt,
 	uint8_t syn = droce_aeth_syndrome(aeth);
 	uint32_t psn = pkt->psn;
 
+	/* An ACK for a PSN never sent is bogus; a NAK for one already
+	 * acknowledged is stale (it crossed a later ACK): both are dropped. */
+	if (droce_psn_diff(psn, qp->req.psn) >= 0 ||
+	    ((syn & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK &&
+	     droce_psn_diff(psn, qp->comp.psn) < 0)) {
+		qp->stats.duplicates++;
+		return;
+	}
 	switch (syn & DROCE_AETH_TYPE_MASK) {
 	case DROCE_AETH_ACK:
 		comp_ack_upto(qp, psn);

@@ -90,6 +90,7 @@ req_check_timers(struct droce_qp *qp, uint64_t now)
 	}
 	if (qp->req.timeout_tsc != 0 && now >= qp->req.timeout_tsc) {
 		qp->stats.timeouts++;
+		qp->req.timeout_tsc = 0; /* rearmed when the resend goes out */
 		if (qp->req.retries == 0) {
 			droce_qp_fatal(qp, IBV_WC_RETRY_EXC_ERR);
 			return false;
