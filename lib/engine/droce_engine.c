@@ -151,6 +151,11 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 		return;
 	}
 	qp->stats.rx_pkts++;
+	if ((pkt->opcode & DROCE_SVC_MASK) != droce_qp_service(qp)) {
+		e->stats.rx_wrong_service++;
+		qp->stats.dropped++;
+		return;
+	}
 	st = droce_qp_state(qp);
 	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD &&
 	    st != IBV_QPS_SQE) {

@@ -308,6 +308,23 @@ droce_wr_is_rd_atomic(uint32_t op)
  */
 struct droce_recv_wqe *droce_recv_claim(struct droce_qp *qp);
 
+/** The BTH service (opcode bits 7:5) of a QP's packets, both ways. */
+static inline uint8_t
+droce_qp_service(const struct droce_qp *qp)
+{
+	switch (qp->type) {
+	case IBV_QPT_UC:
+		return DROCE_SVC_UC;
+	case IBV_QPT_UD:
+		return DROCE_SVC_UD;
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+		return DROCE_SVC_XRC;
+	default:
+		return DROCE_SVC_RC;
+	}
+}
+
 /** IB MTU enum to bytes. */
 static inline uint32_t
 droce_mtu_bytes(enum ibv_mtu m)

@@ -29,38 +29,42 @@ wc_opcode(uint32_t wr_opcode)
 	}
 }
 
-void
-droce_send_complete(struct droce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_status status)
+bool
+droce_send_wc(const struct droce_qp *qp, const struct droce_send_wqe *w,
+	      enum ibv_wc_status status, struct ibv_wc *wc)
 {
 	if (status == IBV_WC_SUCCESS && !qp->sq_sig_all &&
 	    !(w->send_flags & IBV_SEND_SIGNALED))
-		return;
-
-	struct ibv_wc wc = {
-		.wr_id = w->wr_id,
-		.status = status,
-		.opcode = wc_opcode(w->opcode),
-		.qp_num = qp->qpn,
-	};
-
+		return false;
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = w->wr_id;
+	wc->status = status;
+	wc->opcode = wc_opcode(w->opcode);
+	wc->qp_num = qp->qpn;
 	if (status == IBV_WC_SUCCESS) {
 		if (w->opcode == IBV_WR_RDMA_READ)
-			wc.byte_len = w->length;
+			wc->byte_len = w->length;
 		else if (droce_wr_is_atomic(w->opcode))
-			wc.byte_len = sizeof(uint64_t);
+			wc->byte_len = sizeof(uint64_t);
 	}
-	droce_cq_push(qp->scq, &wc, false);
+	return true;
 }
 
-/* Retire the WQE at the head of the send queue. */
-static void
-comp_retire(struct droce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_status status)
+void
+droce_sq_retire(struct droce_qp *qp, enum ibv_wc_status status)
 {
+	struct droce_send_wqe *w = droce_wq_at(&qp->sq, qp->sq.cons);
+	struct ibv_wc wc;
+	bool report = droce_send_wc(qp, w, status, &wc);
+
 	if (droce_wr_is_rd_atomic(w->opcode) && w->state != DROCE_WQE_POSTED &&
 	    qp->req.rd_out > 0)
 		qp->req.rd_out--;
-	droce_send_complete(qp, w, status);
+	/* Free the slot before the completion shows: an application that
+	 * posts as soon as it sees the CQE must find room. */
 	__atomic_store_n(&qp->sq.cons, qp->sq.cons + 1, __ATOMIC_RELEASE);
+	if (report)
+		droce_cq_push(qp->scq, &wc, false);
 }
 
 /*
@@ -81,7 +85,7 @@ comp_ack_upto(struct droce_qp *qp, uint32_t psn)
 		}
 		if (droce_cq_space(qp->scq) == 0)
 			break; /* retried from droce_req_run() once the CQ drains */
-		comp_retire(qp, w, IBV_WC_SUCCESS);
+		droce_sq_retire(qp, IBV_WC_SUCCESS);
 	}
 }
 
@@ -212,7 +216,7 @@ comp_read_resp(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt 
 	}
 	comp_progress(qp, tx->now, pkt->psn);
 	if (flags & DROCE_OPF_LAST)
-		comp_retire(qp, w, IBV_WC_SUCCESS);
+		droce_sq_retire(qp, IBV_WC_SUCCESS);
 }
 
 static void
@@ -232,7 +236,7 @@ comp_atomic_ack(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt
 		return;
 	}
 	comp_progress(qp, tx->now, pkt->psn);
-	comp_retire(qp, w, IBV_WC_SUCCESS);
+	droce_sq_retire(qp, IBV_WC_SUCCESS);
 }
 
 void
@@ -310,13 +314,8 @@ droce_qp_flush(struct droce_qp *qp)
 {
 	uint32_t prod = __atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE);
 
-	while (qp->sq.cons != prod) {
-		struct droce_send_wqe *w = droce_wq_at(&qp->sq, qp->sq.cons);
-
-		if (qp->scq == NULL || droce_cq_space(qp->scq) == 0)
-			break;
-		comp_retire(qp, w, IBV_WC_WR_FLUSH_ERR);
-	}
+	while (qp->sq.cons != prod && qp->scq != NULL && droce_cq_space(qp->scq) > 0)
+		droce_sq_retire(qp, IBV_WC_WR_FLUSH_ERR);
 	qp->req.next = qp->sq.cons;
 	qp->req.timeout_tsc = 0;
 	qp->req.rnr_tsc = 0;
@@ -335,7 +334,7 @@ void
 droce_qp_fatal(struct droce_qp *qp, enum ibv_wc_status status)
 {
 	if (qp->sq.cons != qp->req.next)
-		comp_retire(qp, droce_wq_at(&qp->sq, qp->sq.cons), status);
+		droce_sq_retire(qp, status);
 	__atomic_store_n(&qp->state, IBV_QPS_ERR, __ATOMIC_RELEASE);
 	droce_qp_flush(qp);
 }

@@ -10,6 +10,7 @@
 
 #include <rte_cycles.h>
 
+#include "droce_log.h"
 #include "droce_transport.h"
 #include "droce_req_priv.h"
 
@@ -91,6 +92,8 @@ req_check_timers(struct droce_qp *qp, uint64_t now)
 	if (qp->req.timeout_tsc != 0 && now >= qp->req.timeout_tsc) {
 		qp->stats.timeouts++;
 		qp->req.timeout_tsc = 0; /* rearmed when the resend goes out */
+		DROCE_LOG(DEBUG, "QP 0x%x: ACK timeout, resending from PSN 0x%x", qp->qpn,
+			  qp->comp.psn);
 		if (qp->req.retries == 0) {
 			droce_qp_fatal(qp, IBV_WC_RETRY_EXC_ERR);
 			return false;
@@ -101,21 +104,6 @@ req_check_timers(struct droce_qp *qp, uint64_t now)
 	if (qp->req.need_retry)
 		req_go_back(qp);
 	return true;
-}
-
-static uint8_t
-req_service(const struct droce_qp *qp)
-{
-	switch (qp->type) {
-	case IBV_QPT_UC:
-		return DROCE_SVC_UC;
-	case IBV_QPT_UD:
-		return DROCE_SVC_UD;
-	case IBV_QPT_XRC_SEND:
-		return DROCE_SVC_XRC;
-	default:
-		return DROCE_SVC_RC;
-	}
 }
 
 /* The opcode of a SEND or WRITE packet, by its place in the message. */
@@ -165,7 +153,7 @@ req_xrceth(const struct droce_qp *qp, const struct droce_send_wqe *w, struct rte
 static bool
 req_rd_atomic(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 {
-	uint8_t svc = req_service(qp);
+	uint8_t svc = droce_qp_service(qp);
 	bool atomic = droce_wr_is_atomic(w->opcode);
 	uint8_t opcode = svc | (atomic ? (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
 					  DROCE_OP_CMP_SWAP : DROCE_OP_FETCH_ADD) :
@@ -208,7 +196,7 @@ req_data(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 	uint32_t seg = RTE_MIN(qp->mtu, w->length - w->sent);
 	bool first = w->sent == 0;
 	bool last = w->sent + seg == w->length;
-	uint8_t opcode = req_service(qp) | req_data_opcode(w, first, last);
+	uint8_t opcode = droce_qp_service(qp) | req_data_opcode(w, first, last);
 	uint32_t pidx = w->sent / qp->mtu;
 	bool ackreq = last || (pidx % REQ_ACKREQ_EVERY) == REQ_ACKREQ_EVERY - 1;
 	bool se = last && (w->send_flags & IBV_SEND_SOLICITED);
@@ -301,10 +289,8 @@ req_ud(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 static void
 req_complete_unacked(struct droce_qp *qp)
 {
-	while (qp->sq.cons != qp->req.next && droce_cq_space(qp->scq) > 0) {
-		droce_send_complete(qp, droce_wq_at(&qp->sq, qp->sq.cons), IBV_WC_SUCCESS);
-		__atomic_store_n(&qp->sq.cons, qp->sq.cons + 1, __ATOMIC_RELEASE);
-	}
+	while (qp->sq.cons != qp->req.next && droce_cq_space(qp->scq) > 0)
+		droce_sq_retire(qp, IBV_WC_SUCCESS);
 }
 
 bool
@@ -329,6 +315,8 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 			break;
 		w = droce_wq_at(&qp->sq, qp->req.next);
 		rd_atomic = droce_wr_is_rd_atomic(w->opcode);
+		/* A WQE stays POSTED until its first packet is built, so these
+		 * checks hold even when the link pushed back on a previous try. */
 		if (w->state == DROCE_WQE_POSTED) {
 			if (rd_atomic && qp->req.rd_out >= max_rd)
 				break;
@@ -338,11 +326,12 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 			w->first_psn = qp->req.psn;
 			w->last_psn = droce_psn_add(qp->req.psn, req_npkts(qp, w) - 1);
 			w->sent = 0;
-			w->state = DROCE_WQE_SENDING;
 		}
 		if (!(qp->type == IBV_QPT_UD ? req_ud(tx, qp, w) :
 		      rd_atomic ? req_rd_atomic(tx, qp, w) : req_data(tx, qp, w)))
 			break;
+		if (w->state == DROCE_WQE_POSTED)
+			w->state = DROCE_WQE_SENDING;
 		if (reliable && qp->req.timeout_tsc == 0)
 			droce_req_timer_rearm(qp, tx->now);
 		if (w->state == DROCE_WQE_SENT)

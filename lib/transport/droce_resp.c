@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "droce_log.h"
 #include "droce_transport.h"
 #include "droce_req_priv.h"
 
@@ -25,26 +26,12 @@ resp_nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
 
 /* A fatal request error: NAK it, and the message being received is lost. */
 static void
-resp_nak_fatal(struct droce_qp *qp, uint8_t code, uint32_t psn)
+resp_nak_fatal(struct droce_qp *qp, uint8_t code, uint32_t psn, const char *why)
 {
+	DROCE_LOG(DEBUG, "QP 0x%x: NAK %u for PSN 0x%x: %s", qp->qpn, code, psn, why);
 	resp_nak(qp, DROCE_AETH_NAK | code, psn);
 	qp->resp.in_send = false;
 	qp->resp.in_write = false;
-}
-
-static uint8_t
-resp_service(const struct droce_qp *qp)
-{
-	switch (qp->type) {
-	case IBV_QPT_UC:
-		return DROCE_SVC_UC;
-	case IBV_QPT_UD:
-		return DROCE_SVC_UD;
-	case IBV_QPT_XRC_RECV:
-		return DROCE_SVC_XRC;
-	default:
-		return DROCE_SVC_RC;
-	}
 }
 
 static void
@@ -113,7 +100,7 @@ resp_send(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	struct droce_recv_wqe *r;
 
 	if (((flags & DROCE_OPF_FIRST) != 0) == qp->resp.in_send || !resp_len_ok(qp, pkt)) {
-		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
+		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn, "SEND out of sequence or of the wrong length");
 		return false;
 	}
 	r = (flags & DROCE_OPF_FIRST) ? resp_need_recv(qp, pkt) : qp->rwqe;
@@ -126,7 +113,7 @@ resp_send(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 			   droce_pkt_hdr(m, pkt, DROCE_HDR_PAYLOAD), pkt->payload_len, true) != 0) {
 		/* Too long for the buffers, or a bad lkey: the message fails here. */
 		resp_recv_complete(qp, r, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, pkt, m);
-		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
+		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn, "receive buffers too small, or a bad lkey");
 		return false;
 	}
 	qp->resp.send_offset += pkt->payload_len;
@@ -148,7 +135,7 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	uint8_t *dst;
 
 	if (((flags & DROCE_OPF_FIRST) != 0) == qp->resp.in_write || !resp_len_ok(qp, pkt)) {
-		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
+		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn, "WRITE out of sequence or of the wrong length");
 		return false;
 	}
 	if (flags & DROCE_OPF_FIRST) {
@@ -161,7 +148,7 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	}
 	if (pkt->payload_len > qp->resp.write_resid ||
 	    ((flags & DROCE_OPF_LAST) && pkt->payload_len != qp->resp.write_resid)) {
-		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
+		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn, "WRITE longer than its RETH says");
 		return false;
 	}
 	if ((flags & DROCE_OPF_IMMDT) && (r = resp_need_recv(qp, pkt)) == NULL)
@@ -170,7 +157,7 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	    ((dst = droce_mr_addr(droce_mr_lookup(tx->mrt, qp->resp.write_rkey), qp->pd_handle,
 				  qp->resp.write_va, pkt->payload_len,
 				  IBV_ACCESS_REMOTE_WRITE)) == NULL && pkt->payload_len > 0)) {
-		resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn);
+		resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "WRITE outside the region, or no remote write");
 		return false;
 	}
 	if (pkt->payload_len > 0)
@@ -187,27 +174,33 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	return true;
 }
 
+/* Slots for READs and atomics: max_dest_rd_atomic, as the peer was told. */
+static uint32_t
+resp_res_depth(const struct droce_qp *qp)
+{
+	return RTE_MIN(RTE_MAX(qp->attr.max_dest_rd_atomic, 1), DROCE_MAX_RD_ATOMIC);
+}
+
 /* The slot of the @p i-th newest READ/atomic resource. */
 static struct droce_read_res *
 resp_res_at(struct droce_qp *qp, uint32_t i)
 {
-	return &qp->resp.res[(qp->resp.res_tail - 1 - i) % DROCE_MAX_RD_ATOMIC];
+	return &qp->resp.res[(qp->resp.res_tail - 1 - i) % resp_res_depth(qp)];
 }
 
-/* Reserve a READ/atomic resource. NULL when the requester has more
- * outstanding than max_dest_rd_atomic allows. */
+/*
+ * The slot for a new READ or atomic: the oldest one, as in rxe. A
+ * requester that keeps to max_rd_atomic no longer needs it (a duplicate
+ * READ may have restarted it, which is why a still-pending oldest slot is
+ * no reason to refuse the new request).
+ */
 static struct droce_read_res *
 resp_res_alloc(struct droce_qp *qp)
 {
-	uint32_t depth = RTE_MIN(RTE_MAX(qp->attr.max_dest_rd_atomic, 1), DROCE_MAX_RD_ATOMIC);
-	uint32_t i, pending = 0;
+	struct droce_read_res *res = &qp->resp.res[qp->resp.res_tail % resp_res_depth(qp)];
 
-	for (i = 0; i < qp->resp.res_count; i++)
-		pending += resp_res_at(qp, i)->pending;
-	if (pending >= depth ||
-	    qp->resp.res[qp->resp.res_tail % DROCE_MAX_RD_ATOMIC].pending)
-		return NULL;
-	return &qp->resp.res[qp->resp.res_tail % DROCE_MAX_RD_ATOMIC];
+	memset(res, 0, sizeof(*res));
+	return res;
 }
 
 static void
@@ -215,7 +208,7 @@ resp_res_commit(struct droce_qp *qp, struct droce_read_res *res)
 {
 	res->pending = true;
 	qp->resp.res_tail++;
-	if (qp->resp.res_count < DROCE_MAX_RD_ATOMIC)
+	if (qp->resp.res_count < resp_res_depth(qp))
 		qp->resp.res_count++;
 }
 
@@ -228,18 +221,15 @@ resp_read(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	uint32_t rkey = rte_be_to_cpu_32(reth->rkey);
 	uint32_t len = rte_be_to_cpu_32(reth->len);
 	uint32_t npkts = len == 0 ? 1 : (len + qp->mtu - 1) / qp->mtu;
-	struct droce_read_res *res = resp_res_alloc(qp);
+	struct droce_read_res *res;
 
-	if (res == NULL) {
-		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
-		return false;
-	}
 	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
 	    (len > 0 && droce_mr_addr(droce_mr_lookup(tx->mrt, rkey), qp->pd_handle, va, len,
 				      IBV_ACCESS_REMOTE_READ) == NULL)) {
-		resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn);
+		resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "READ outside the region, or no remote read");
 		return false;
 	}
+	res = resp_res_alloc(qp);
 	res->atomic = false;
 	res->psn = res->cur_psn = pkt->psn;
 	res->last_psn = droce_psn_add(pkt->psn, npkts - 1);
@@ -260,20 +250,21 @@ resp_atomic(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 {
 	const struct droce_atomic_eth *a = droce_pkt_hdr(m, pkt, DROCE_HDR_ATMETH);
 	uint64_t va = rte_be_to_cpu_64(a->va);
-	struct droce_read_res *res = resp_res_alloc(qp);
+	struct droce_read_res *res;
 	uint64_t *p;
 
-	if (res == NULL || (va & 7) != 0) {
-		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
+	if ((va & 7) != 0) {
+		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn, "unaligned atomic");
 		return false;
 	}
 	p = (uint64_t *)droce_mr_addr(droce_mr_lookup(tx->mrt, rte_be_to_cpu_32(a->rkey)),
 				      qp->pd_handle, va, sizeof(uint64_t),
 				      IBV_ACCESS_REMOTE_ATOMIC);
 	if (p == NULL || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)) {
-		resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn);
+		resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "atomic outside the region, or no remote atomic");
 		return false;
 	}
+	res = resp_res_alloc(qp);
 	if ((pkt->opcode & DROCE_OP_MASK) == DROCE_OP_CMP_SWAP) {
 		uint64_t expect = rte_be_to_cpu_64(a->compare);
 
@@ -378,7 +369,7 @@ resp_xrc_srq(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	if (srq == NULL || srq->type != IBV_SRQT_XRC || srq->xrcd != qp->xrcd) {
 		qp->stats.dropped++;
 		if (pkt->psn == qp->resp.epsn && !qp->resp.nak_sent)
-			resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn);
+			resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn, "no XRC SRQ of this domain with that number");
 		return false;
 	}
 	qp->srq = srq;
@@ -396,10 +387,6 @@ droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	int32_t diff;
 	bool ok;
 
-	if ((pkt->opcode & DROCE_SVC_MASK) != resp_service(qp)) {
-		qp->stats.dropped++;
-		return;
-	}
 	if (qp->type == IBV_QPT_UD) {
 		resp_ud(tx, qp, m, pkt);
 		return;
@@ -456,7 +443,7 @@ droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 static bool
 resp_send_ack(struct droce_tx *tx, struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
 {
-	struct rte_mbuf *m = droce_tx_start(tx, qp, &qp->av, resp_service(qp) | DROCE_OP_ACK, 0,
+	struct rte_mbuf *m = droce_tx_start(tx, qp, &qp->av, droce_qp_service(qp) | DROCE_OP_ACK, 0,
 					    qp->attr.dest_qp_num, psn, false, false);
 
 	if (m == NULL)
@@ -479,7 +466,7 @@ resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_r
 	bool first, last;
 
 	if (res->atomic) {
-		m = droce_tx_start(tx, qp, &qp->av, resp_service(qp) | DROCE_OP_ATOMIC_ACK, 0,
+		m = droce_tx_start(tx, qp, &qp->av, droce_qp_service(qp) | DROCE_OP_ATOMIC_ACK, 0,
 				   qp->attr.dest_qp_num, res->psn, false, false);
 		if (m == NULL)
 			return false;
@@ -495,7 +482,7 @@ resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_r
 	last = seg == res->resid;
 	opcode = first && last ? DROCE_OP_READ_RESP_ONLY : first ? DROCE_OP_READ_RESP_FIRST :
 		 last ? DROCE_OP_READ_RESP_LAST : DROCE_OP_READ_RESP_MIDDLE;
-	m = droce_tx_start(tx, qp, &qp->av, resp_service(qp) | opcode, seg, qp->attr.dest_qp_num,
+	m = droce_tx_start(tx, qp, &qp->av, droce_qp_service(qp) | opcode, seg, qp->attr.dest_qp_num,
 			   res->cur_psn, false, false);
 	if (m == NULL)
 		return false;
@@ -510,7 +497,7 @@ resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_r
 		if (src == NULL) {
 			rte_pktmbuf_free(m);
 			res->pending = false;
-			resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, res->cur_psn);
+			resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, res->cur_psn, "region gone while answering a READ");
 			return true;
 		}
 		memcpy(droce_tx_hdr(m, DROCE_HDR_PAYLOAD), src, seg);

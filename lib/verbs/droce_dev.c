@@ -12,15 +12,7 @@
 
 #include "droce.h"
 #include "droce_verbs_priv.h"
-
-int droce_logtype;
-
-RTE_INIT(droce_log_init)
-{
-	droce_logtype = rte_log_register("droce");
-	if (droce_logtype >= 0)
-		rte_log_set_level(droce_logtype, RTE_LOG_NOTICE);
-}
+#include "droce_stats.h"
 
 static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct droce_dev *devs[DROCE_MAX_DEVS];
@@ -85,8 +77,11 @@ droce_dev_attach(const struct droce_port_conf *conf, unsigned *index)
 	int rc;
 
 	pthread_mutex_lock(&devs_lock);
-	if (ndevs == 0)
+	if (ndevs == 0) {
 		DROCE_LOG(INFO, "ICRC on the %s path", droce_icrc_init());
+		if (droce_telemetry_init() != 0)
+			DROCE_LOG(WARNING, "telemetry commands not registered");
+	}
 	idx = ndevs;
 	if (idx >= DROCE_MAX_DEVS) {
 		pthread_mutex_unlock(&devs_lock);

@@ -25,6 +25,9 @@ static bool init_done;
 static int init_rc;
 static bool eal_ours;
 static pid_t init_pid;
+/* Set while this thread starts the EAL: a PMD linked against libibverbs
+ * (mlx4/mlx5) that asks for devices then must not wait for itself. */
+static __thread bool in_init;
 
 static void
 lib_fini(void)
@@ -104,10 +107,13 @@ droce_lib_init(void)
 	char err[512];
 	int rc;
 
+	if (in_init)
+		return 0;
 	pthread_mutex_lock(&init_lock);
 	if (init_done)
 		goto out;
 	init_done = true;
+	in_init = true;
 	/* A DPDK application that attached its own devices configured droce. */
 	if (droce_dev_count() > 0)
 		goto out;
@@ -138,6 +144,7 @@ droce_lib_init(void)
 	atexit(lib_fini);
 	init_rc = rc;
 out:
+	in_init = false;
 	rc = init_rc;
 	pthread_mutex_unlock(&init_lock);
 	return rc;

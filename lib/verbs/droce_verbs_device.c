@@ -20,8 +20,12 @@ ibv_get_device_list(int *num_devices)
 {
 	struct ibv_device **list;
 	unsigned i, n;
-	int rc = droce_lib_init();
+	int rc;
 
+	/* As rdma-core: a caller that reads the count on failure reads 0. */
+	if (num_devices != NULL)
+		*num_devices = 0;
+	rc = droce_lib_init();
 	if (rc != 0) {
 		errno = -rc;
 		return NULL;
@@ -145,6 +149,10 @@ fill_device_attr(const struct droce_dev *d, struct ibv_device_attr *a)
 	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = DROCE_MAX_RD_ATOMIC * DROCE_MAX_QP;
 	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_srq = DROCE_MAX_QP;
+	a->max_srq_wr = DROCE_MAX_QP_WR;
+	a->max_srq_sge = DROCE_MAX_SGE;
+	a->max_ah = 1 << 20;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = 1;
@@ -223,10 +231,13 @@ ibv_query_port(struct ibv_context *ctx, uint8_t port, struct _compat_ibv_port_at
 int
 ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid)
 {
-	if (port != 1 || droce_port_gid(droce_dev_of_ctx(ctx)->port, index, gid->raw) != 0) {
+	if (port != 1 || index < 0 || index >= DROCE_GID_TABLE_LEN) {
 		errno = EINVAL;
 		return -1;
 	}
+	/* An empty slot of the table reads as the zero GID, as with rdma-core. */
+	if (droce_port_gid(droce_dev_of_ctx(ctx)->port, index, gid->raw) != 0)
+		memset(gid, 0, sizeof(*gid));
 	return 0;
 }
 

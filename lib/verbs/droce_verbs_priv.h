@@ -16,6 +16,7 @@
 #include <rte_log.h>
 #include <rte_rcu_qsbr.h>
 
+#include "droce_log.h"
 #include "droce_port.h"
 #include "droce_engine.h"
 #include "droce_mr.h"
@@ -32,9 +33,6 @@
 #define DROCE_MAX_CQE 65536
 #define DROCE_MAX_MSG (1u << 31)
 
-extern int droce_logtype;
-#define DROCE_LOG(level, fmt, ...) \
-	rte_log(RTE_LOG_ ## level, droce_logtype, "droce: " fmt "\n", ##__VA_ARGS__)
 
 struct droce_context;
 
