@@ -110,6 +110,8 @@ port_free(struct droce_port *p)
 			rte_pktmbuf_free(m);
 		rte_ring_free(p->lo);
 	}
+	droce_fault_fini(&p->fault_rx);
+	droce_fault_fini(&p->fault_tx);
 	droce_neigh_fini(p);
 	rte_mempool_free(p->mp);
 	pthread_mutex_destroy(&p->capture_lock);
@@ -123,7 +125,9 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	int ret;
 
 	if (conf == NULL || out == NULL || !ib_mtu_valid(conf->mtu) ||
-	    (conf->ipv4 != 0 && (conf->ipv4_prefix == 0 || conf->ipv4_prefix > 32)))
+	    (conf->ipv4 != 0 && (conf->ipv4_prefix == 0 || conf->ipv4_prefix > 32)) ||
+	    droce_fault_conf_check(&conf->fault_rx) != 0 ||
+	    droce_fault_conf_check(&conf->fault_tx) != 0)
 		return -EINVAL;
 	if (!rte_eth_dev_is_valid_port(conf->port_id))
 		return -ENODEV;
@@ -152,8 +156,11 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	p->drv_ctx.eth_mtu = p->ib_mtu + DROCE_PORT_L3_OVERHEAD;
 
 	ret = port_buffers_create(p, conf);
-	if (ret == 0)
+	if (ret == 0) {
+		droce_fault_init(&p->fault_rx, &conf->fault_rx, p->mp, &p->stats.rx_fault);
+		droce_fault_init(&p->fault_tx, &conf->fault_tx, p->mp, &p->stats.tx_fault);
 		ret = droce_neigh_init(p);
+	}
 	if (ret == 0)
 		ret = p->drv->configure(&p->drv_ctx);
 	if (ret == 0)
@@ -233,7 +240,35 @@ droce_port_mtu(const struct droce_port *p)
 void
 droce_port_tick(struct droce_port *p)
 {
-	droce_neigh_gc(p, rte_get_tsc_cycles());
+	uint64_t now = rte_get_tsc_cycles();
+
+	/* Frames the TX fault stage held go out when due, traffic or not. */
+	if (unlikely(droce_fault_busy(&p->fault_tx))) {
+		struct droce_capture *c = droce_capture_enter(p);
+
+		droce_port_tx_fault_flush(p, c, now);
+		droce_capture_exit(p, c);
+	}
+	droce_neigh_gc(p, now);
+}
+
+int
+droce_port_fault_set(struct droce_port *p, bool rx, const struct droce_fault_conf *c)
+{
+	static const struct droce_fault_conf off;
+
+	if (c == NULL)
+		c = &off;
+	if (droce_fault_conf_check(c) != 0)
+		return -EINVAL;
+	droce_fault_set(rx ? &p->fault_rx : &p->fault_tx, c);
+	return 0;
+}
+
+void
+droce_port_fault_get(const struct droce_port *p, bool rx, struct droce_fault_conf *c)
+{
+	droce_fault_get(rx ? &p->fault_rx : &p->fault_tx, c);
 }
 
 /* The counters are all uint64_t: copy them as an array. */
@@ -253,6 +288,12 @@ droce_port_stats_get(const struct droce_port *p, struct droce_port_stats *s)
 }
 
 #define STAT_NAME(f) { #f, offsetof(struct droce_port_stats, f) }
+#define FAULT_STAT_NAMES(dir) \
+	{ #dir "_fault_dropped", offsetof(struct droce_port_stats, dir ## _fault.dropped) }, \
+	{ #dir "_fault_duplicated", offsetof(struct droce_port_stats, dir ## _fault.duplicated) }, \
+	{ #dir "_fault_reordered", offsetof(struct droce_port_stats, dir ## _fault.reordered) }, \
+	{ #dir "_fault_corrupted", offsetof(struct droce_port_stats, dir ## _fault.corrupted) }, \
+	{ #dir "_fault_delayed", offsetof(struct droce_port_stats, dir ## _fault.delayed) }
 static const struct {
 	const char *name;
 	size_t off;
@@ -261,8 +302,35 @@ static const struct {
 	STAT_NAME(rx_loopback), STAT_NAME(rx_not_roce), STAT_NAME(rx_malformed),
 	STAT_NAME(rx_bad_opcode), STAT_NAME(rx_bad_icrc), STAT_NAME(rx_not_ours),
 	STAT_NAME(tx_frames), STAT_NAME(tx_arp), STAT_NAME(tx_busy),
+	FAULT_STAT_NAMES(rx), FAULT_STAT_NAMES(tx),
 };
 static_assert(RTE_DIM(stat_names) == STATS_NB, "every counter has a name");
+static_assert(sizeof(struct droce_fault_stats) == 5 * sizeof(uint64_t),
+	      "every fault counter has a name");
+
+const char *
+droce_port_stats_at(const struct droce_port_stats *s, unsigned i, uint64_t *value)
+{
+	if (i >= RTE_DIM(stat_names))
+		return NULL;
+	*value = *(const uint64_t *)((const uint8_t *)s + stat_names[i].off);
+	return stat_names[i].name;
+}
+
+/* A fault configuration in the syntax of the configuration file. */
+static void
+port_dump_fault(const struct droce_port *p, bool rx, FILE *f)
+{
+	struct droce_fault_conf c;
+
+	droce_port_fault_get(p, rx, &c);
+	fprintf(f, "  fault_%s ", rx ? "rx" : "tx");
+	if (!droce_fault_conf_active(&c))
+		fprintf(f, "off\n");
+	else
+		fprintf(f, "drop=%g,dup=%g,reorder=%g,corrupt=%g,delay=%g,delay_us=%u,seed=%" PRIu64 "\n",
+			c.drop, c.duplicate, c.reorder, c.corrupt, c.delay, c.delay_us, c.seed);
+}
 
 void
 droce_port_dump(const struct droce_port *p, FILE *f)
@@ -270,7 +338,9 @@ droce_port_dump(const struct droce_port *p, FILE *f)
 	char name[RTE_ETH_NAME_MAX_LEN], mac[RTE_ETHER_ADDR_FMT_SIZE];
 	char gid[INET6_ADDRSTRLEN];
 	struct droce_port_stats s;
+	const char *stat;
 	unsigned i;
+	uint64_t v;
 
 	if (rte_eth_dev_get_name_by_port(p->port_id, name) != 0)
 		snprintf(name, sizeof(name), "?");
@@ -289,6 +359,8 @@ droce_port_dump(const struct droce_port *p, FILE *f)
 		p->drv_ctx.mtu_set ? "(set on the ethdev)" : "(not set: the PMD refused)");
 	fprintf(f, "  capture %s\n",
 		__atomic_load_n(&p->capture, __ATOMIC_RELAXED) ? "running" : "off");
+	port_dump_fault(p, true, f);
+	port_dump_fault(p, false, f);
 	for (i = 0; i < (unsigned)p->nb_gids; i++) {
 		droce_gid_format(p->gids[i], gid, sizeof(gid));
 		fprintf(f, "  gid[%u] %s\n", i, gid);
@@ -296,7 +368,6 @@ droce_port_dump(const struct droce_port *p, FILE *f)
 	droce_neigh_dump(p, f);
 	droce_port_stats_get(p, &s);
 	fprintf(f, "  counters:\n");
-	for (i = 0; i < RTE_DIM(stat_names); i++)
-		fprintf(f, "    %-14s %" PRIu64 "\n", stat_names[i].name,
-			*(const uint64_t *)((const uint8_t *)&s + stat_names[i].off));
+	for (i = 0; (stat = droce_port_stats_at(&s, i, &v)) != NULL; i++)
+		fprintf(f, "    %-14s %" PRIu64 "\n", stat, v);
 }

@@ -9,6 +9,10 @@
  * engine) and deals with everything else itself: ARP is answered and
  * learned, the rest is counted and dropped. Its TX path sends frames the
  * transport built, and loops back frames addressed to the port itself.
+ * Each path can inject faults (drop, duplicate, reorder, corrupt, delay)
+ * to test the transport: received frames right after the ethdev gives
+ * them, before classification; sent frames before the ethdev or the
+ * loopback take them.
  *
  * A port's RX and TX functions are called by one thread at a time (the
  * engine that owns the port); the control functions (attach, detach,
@@ -17,10 +21,12 @@
 #ifndef DROCE_PORT_H
 #define DROCE_PORT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include <rte_common.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -34,6 +40,60 @@ extern "C" {
 /** Most GIDs a port holds. */
 #define DROCE_GID_TABLE_LEN 16
 
+/** Longest delay a fault stage applies, in microseconds (one second). */
+#define DROCE_FAULT_DELAY_US_MAX 1000000u
+
+/**
+ * Faults a port injects into one direction of its traffic (see
+ * docs/reliability.md). All zero: none. The same seed gives the same
+ * faults for the same frames.
+ */
+struct droce_fault_conf {
+	double drop;       /**< probability a frame is freed */
+	double duplicate;  /**< ... a copy follows it */
+	double reorder;    /**< ... it is held back and goes out after the next frame */
+	double corrupt;    /**< ... one bit after the Ethernet header is flipped */
+	double delay;      /**< ... it is held for @ref delay_us */
+	unsigned delay_us; /**< how long delayed frames wait (1..DROCE_FAULT_DELAY_US_MAX) */
+	uint64_t seed;     /**< PRNG seed: the same seed gives the same actions */
+};
+
+/** What a fault stage did. Every field only grows. */
+struct droce_fault_stats {
+	uint64_t dropped;     /**< frames freed */
+	uint64_t duplicated;  /**< copies made (one per duplicated frame) */
+	uint64_t reordered;   /**< frames held back behind their successor */
+	uint64_t corrupted;   /**< frames with one bit flipped */
+	uint64_t delayed;     /**< frames held for delay_us */
+};
+
+/** @return true when @p c does something. */
+static inline bool
+droce_fault_conf_active(const struct droce_fault_conf *c)
+{
+	return c->drop > 0 || c->duplicate > 0 || c->reorder > 0 ||
+	       c->corrupt > 0 || c->delay > 0;
+}
+
+/**
+ * @return 0 when @p c is usable: every probability in [0, 1] (NaN is not),
+ * delay_us at most DROCE_FAULT_DELAY_US_MAX and not 0 when delay > 0;
+ * otherwise -EINVAL.
+ */
+static inline int
+droce_fault_conf_check(const struct droce_fault_conf *c)
+{
+	const double p[] = { c->drop, c->duplicate, c->reorder, c->corrupt, c->delay };
+	unsigned i;
+
+	for (i = 0; i < RTE_DIM(p); i++)
+		if (!(p[i] >= 0 && p[i] <= 1))
+			return -EINVAL;
+	if (c->delay_us > DROCE_FAULT_DELAY_US_MAX || (c->delay > 0 && c->delay_us == 0))
+		return -EINVAL;
+	return 0;
+}
+
 /** What a port is attached with. */
 struct droce_port_conf {
 	uint16_t port_id;            /**< an ethdev already probed, not started */
@@ -45,6 +105,9 @@ struct droce_port_conf {
 	uint16_t nb_rxd, nb_txd;     /**< descriptors per queue; 0: defaults */
 	uint32_t nb_mbufs;           /**< mbuf pool size; 0: default */
 	const char *capture;         /**< pcapng file to capture into; NULL: none */
+	/** Faults to inject into received frames (from the ethdev) and sent
+	 *  ones (droce_port_tx()); all zero: none. */
+	struct droce_fault_conf fault_rx, fault_tx;
 };
 
 /** Counters of one port. Every field only grows. */
@@ -60,7 +123,9 @@ struct droce_port_stats {
 	uint64_t rx_not_ours;        /**< to a MAC, or RoCEv2 to a GID, not ours; dropped */
 	uint64_t tx_frames;          /**< frames handed to the ethdev or looped back */
 	uint64_t tx_arp;             /**< ARP requests and replies sent */
-	uint64_t tx_busy;            /**< frames the ethdev refused for now (kept by the caller) */
+	uint64_t tx_busy;            /**< frames not taken for now: full ethdev or TX fault stage (kept by the caller) */
+	struct droce_fault_stats rx_fault; /**< what the RX fault stage did */
+	struct droce_fault_stats tx_fault; /**< what the TX fault stage did */
 };
 
 struct droce_port;
@@ -96,7 +161,10 @@ uint16_t droce_port_rx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
  * Send up to @p n complete frames (headers, payload, ICRC). Frames whose
  * destination is this port's own address are looped back to its RX.
  * @return how many frames were taken; the caller still owns the rest and
- * sends them again later (nothing is dropped on a full ring).
+ * sends them again later (nothing is dropped on a full ring). With TX
+ * faults on, taken frames pass the fault stage first: the frames it holds
+ * back or duplicates wait in the stage and go out on later calls of this
+ * function or droce_port_tick(); only its deliberate drops are lost.
  */
 uint16_t droce_port_tx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n);
 
@@ -141,13 +209,35 @@ int droce_port_route(struct droce_port *p, int sgid_index, const uint8_t dgid[16
 		     struct droce_l3_addr *a);
 
 /**
- * Engine thread only: housekeeping that is due (ARP retries and expiry).
+ * Engine thread only: housekeeping that is due (ARP retries and expiry,
+ * sending frames the TX fault stage held back once their time comes).
  * Cheap when nothing is due.
  */
 void droce_port_tick(struct droce_port *p);
 
 /** Snapshot of the port's counters. Any thread. */
 void droce_port_stats_get(const struct droce_port *p, struct droce_port_stats *s);
+
+/**
+ * Counter @p i of @p s by name, for dumps and telemetry: counters are
+ * numbered from 0 in the order of struct droce_port_stats.
+ * @return the counter's name (e.g. "rx_bad_icrc", "tx_fault_dropped") with
+ * its value in *@p value, or NULL when @p i is past the last counter.
+ */
+const char *droce_port_stats_at(const struct droce_port_stats *s, unsigned i,
+				uint64_t *value);
+
+/**
+ * Change the faults injected into received (@p rx) or sent frames. Any
+ * thread; the engine applies the change on its next RX or TX and reseeds
+ * the stage's PRNG from @p c->seed. Frames already held back keep their
+ * fate. @p c NULL or all zero: no faults.
+ * @return 0, or -EINVAL when droce_fault_conf_check() rejects @p c.
+ */
+int droce_port_fault_set(struct droce_port *p, bool rx, const struct droce_fault_conf *c);
+
+/** The faults last set for received (@p rx) or sent frames. Any thread. */
+void droce_port_fault_get(const struct droce_port *p, bool rx, struct droce_fault_conf *c);
 
 /**
  * Start writing every frame the port receives and sends (both

@@ -3,10 +3,11 @@
  * The inside of a droce port, shared by the files of lib/port.
  *
  * Threads: the engine that owns the port calls RX, TX, route and tick, one
- * call at a time; those write every counter, the neighbour table and the
- * loopback ring without locks. Other threads read the counters (relaxed
- * atomic loads of single-writer values), the immutable addresses and GIDs,
- * and start or stop the capture (see droce_capture.c).
+ * call at a time; those write every counter, the neighbour table, the
+ * loopback ring and the fault stages without locks. Other threads read the
+ * counters (relaxed atomic loads of single-writer values), the immutable
+ * addresses and GIDs, start or stop the capture (see droce_capture.c) and
+ * publish fault configurations (see droce_fault.h).
  */
 #ifndef DROCE_PORT_PRIV_H
 #define DROCE_PORT_PRIV_H
@@ -23,6 +24,7 @@
 #include <rte_ring.h>
 
 #include "droce_driver.h"
+#include "droce_fault.h"
 #include "droce_port.h"
 
 extern int droce_port_logtype;
@@ -100,6 +102,11 @@ struct droce_port {
 	const struct droce_driver_ops *drv;
 	struct droce_port_drv_ctx drv_ctx;
 	struct rte_eth_dev_info dev_info;
+
+	/* Fault injection (engine thread, configured from any thread):
+	 * last, as the paths read no more of them than the busy test while
+	 * no fault is set. */
+	struct droce_fault fault_rx, fault_tx;
 };
 
 /* Counters have one writer, the engine thread: a relaxed load, add and
@@ -128,6 +135,11 @@ void droce_neigh_dump(const struct droce_port *p, FILE *f);
 void droce_arp_input(struct droce_port *p, struct rte_mbuf *m, uint32_t off,
 		     uint16_t vlan_tci);
 int droce_arp_request(struct droce_port *p, uint32_t ip);
+
+/* droce_port_tx.c: engine thread; send what the TX fault stage has
+ * ready, as far as the ethdev takes it. */
+void droce_port_tx_fault_flush(struct droce_port *p, struct droce_capture *c,
+			       uint64_t now);
 
 /* droce_capture.c: enter/exit bracket every engine call that may write
  * frames to the capture; nested brackets are fine. */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RX: frames looped back by the port's own TX first, then the ethdev's.
- * Every frame is classified here: RoCEv2 addressed to one of the port's
- * GIDs, parsed and ICRC-checked, goes to the caller; ARP is handled;
- * everything else is counted and freed. Headers are read with
+ * RX: frames looped back by the port's own TX first, then the ethdev's
+ * (through the RX fault stage when faults are on: looped back frames
+ * passed the TX one). Every frame is classified here: RoCEv2 addressed to
+ * one of the port's GIDs, parsed and ICRC-checked, goes to the caller; ARP
+ * is handled; everything else is counted and freed. Headers are read with
  * rte_pktmbuf_read(), so frames of any length and shape are safe.
  */
 #include <string.h>
@@ -133,6 +134,31 @@ rx_classify(struct droce_port *p, struct droce_capture *c,
 	return kept;
 }
 
+/*
+ * The ethdev's frames through the fault stage: as many new ones as it has
+ * room for go in, and what it has ready (those, their duplicates, frames
+ * whose delay is over) comes out to be classified.
+ */
+static uint16_t
+rx_faulty(struct droce_port *p, struct droce_capture *c, struct rte_mbuf **pkts,
+	  uint16_t n)
+{
+	struct droce_fault *f = &p->fault_rx;
+	uint64_t now = rte_get_tsc_cycles();
+	uint16_t nb;
+
+	droce_fault_sync(f);
+	nb = RTE_MIN(n, droce_fault_room(f));
+	nb = nb != 0 ? rte_eth_rx_burst(p->port_id, 0, pkts, nb) : 0;
+	if (nb != 0) {
+		DROCE_STAT_ADD(p, rx_frames, nb);
+		droce_fault_input(f, pkts, nb, now);
+	}
+	nb = droce_fault_ready(f, pkts, n, now);
+	droce_fault_taken(f, nb);
+	return nb != 0 ? rx_classify(p, c, pkts, nb, false) : 0;
+}
+
 uint16_t
 droce_port_rx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -145,10 +171,14 @@ droce_port_rx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
 		got = rx_classify(p, c, pkts, nb, true);
 	}
 	if (got < n) {
-		nb = rte_eth_rx_burst(p->port_id, 0, pkts + got, n - got);
-		if (nb != 0) {
-			DROCE_STAT_ADD(p, rx_frames, nb);
-			got += rx_classify(p, c, pkts + got, nb, false);
+		if (unlikely(droce_fault_busy(&p->fault_rx))) {
+			got += rx_faulty(p, c, pkts + got, n - got);
+		} else {
+			nb = rte_eth_rx_burst(p->port_id, 0, pkts + got, n - got);
+			if (nb != 0) {
+				DROCE_STAT_ADD(p, rx_frames, nb);
+				got += rx_classify(p, c, pkts + got, nb, false);
+			}
 		}
 	}
 	droce_capture_exit(p, c);

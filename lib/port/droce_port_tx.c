@@ -9,9 +9,15 @@
  * Looped back frames are parsed into their mbuf's private area like
  * received ones, so they must come from droce_port_mempool() (or a pool
  * with a private area as large).
+ *
+ * With TX faults on, frames pass the fault stage before that split. The
+ * stage's ready queue is then the port's pending queue: what it holds
+ * goes out before anything new is taken, and new frames are taken only
+ * as far as it has room, so a full ethdev still loses nothing.
  */
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 
 #include "droce_port_priv.h"
@@ -85,10 +91,11 @@ tx_loopback(struct droce_port *p, struct droce_capture *c,
 	return k;
 }
 
-uint16_t
-droce_port_tx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
+/* Loopback or wire, in runs of the same destination. @return frames taken. */
+static uint16_t
+tx_send(struct droce_port *p, struct droce_capture *c, struct rte_mbuf **pkts,
+	uint16_t n)
 {
-	struct droce_capture *c = droce_capture_enter(p);
 	uint16_t sent = 0, run, k;
 	bool local;
 
@@ -100,12 +107,55 @@ droce_port_tx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
 		k = local ? tx_loopback(p, c, pkts + sent, run) :
 			    tx_wire(p, c, pkts + sent, run);
 		sent += k;
-		if (k < run) {
-			DROCE_STAT_ADD(p, tx_busy, n - sent);
+		if (k < run)
 			break;
-		}
 	}
 	DROCE_STAT_ADD(p, tx_frames, sent);
+	return sent;
+}
+
+void
+droce_port_tx_fault_flush(struct droce_port *p, struct droce_capture *c, uint64_t now)
+{
+	struct rte_mbuf *pkts[DROCE_PORT_BURST];
+	uint16_t n, k;
+
+	droce_fault_sync(&p->fault_tx);
+	do {
+		n = droce_fault_ready(&p->fault_tx, pkts, DROCE_PORT_BURST, now);
+		k = n != 0 ? tx_send(p, c, pkts, n) : 0;
+		droce_fault_taken(&p->fault_tx, k);
+	} while (k == DROCE_PORT_BURST);
+}
+
+/* Through the fault stage: what it has ready first, then as many new
+ * frames as it has room for, then what of them is ready. */
+static uint16_t
+tx_faulty(struct droce_port *p, struct droce_capture *c, struct rte_mbuf **pkts,
+	  uint16_t n)
+{
+	uint64_t now = rte_get_tsc_cycles();
+	uint16_t k;
+
+	droce_port_tx_fault_flush(p, c, now);
+	k = RTE_MIN(n, droce_fault_room(&p->fault_tx));
+	droce_fault_input(&p->fault_tx, pkts, k, now);
+	droce_port_tx_fault_flush(p, c, now);
+	return k;
+}
+
+uint16_t
+droce_port_tx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct droce_capture *c = droce_capture_enter(p);
+	uint16_t sent;
+
+	if (unlikely(droce_fault_busy(&p->fault_tx)))
+		sent = tx_faulty(p, c, pkts, n);
+	else
+		sent = tx_send(p, c, pkts, n);
+	if (sent < n)
+		DROCE_STAT_ADD(p, tx_busy, n - sent);
 	droce_capture_exit(p, c);
 	return sent;
 }

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * droce's counters for DPDK applications: a device's port and engine
+ * counters in one call, and the rte_telemetry commands that show them
+ * with the per-QP counters (docs/reliability.md lists every counter):
+ *
+ *   /droce/ports              the device indexes
+ *   /droce/port,<dev>         port and engine counters of a device
+ *   /droce/qps,<dev>          the QPNs of a device (the lowest 512)
+ *   /droce/qp,<dev>,<qpn>     a QP's type, state, PSNs and counters
+ *
+ * e.g. `dpdk-telemetry.py -f <prefix>` then `/droce/port,0`.
+ */
+#ifndef DROCE_STATS_H
+#define DROCE_STATS_H
+
+#include "droce_engine.h"
+#include "droce_port.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Counters of one device. Every field only grows. */
+struct droce_dev_stats {
+	struct droce_port_stats port;     /**< its port (see droce_port.h) */
+	struct droce_engine_stats engine; /**< its engine (see droce_engine.h) */
+};
+
+/**
+ * Snapshot of device @p index's counters. Any thread.
+ * @return 0, -EINVAL when @p out is NULL, -ENODEV when there is no such device.
+ */
+int droce_dev_stats(unsigned index, struct droce_dev_stats *out);
+
+/**
+ * Register the /droce/ telemetry commands. Idempotent, any thread; called
+ * when the first device attaches. The commands answer on the EAL's
+ * telemetry socket unless the EAL runs with --no-telemetry.
+ * @return 0 or a negative errno from rte_telemetry_register_cmd().
+ */
+int droce_telemetry_init(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DROCE_STATS_H */
