@@ -25,6 +25,7 @@
 #include <rte_common.h>
 #include <rte_config.h>
 #include <rte_ether.h>
+#include <rte_kvargs.h>
 #include <rte_log.h>
 
 #include "droce_conf.h"
@@ -537,6 +538,136 @@ conf_port_capture(const struct conf_entry *e)
 	return 0;
 }
 
+/* ---- fault injection lists (fault_rx, fault_tx) ---- */
+
+#define CONF_FAULT_KEYS "drop, dup, reorder, corrupt, delay, delay_us, seed"
+
+/* Write "KEY: message" into @p err. @return -EINVAL. */
+static int __rte_format_printf(4, 5)
+conf_fault_err(char *err, size_t errlen, const char *key, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s%s%s", key ? key : "", key ? ": " : "", msg);
+	return -EINVAL;
+}
+
+/* A probability: a plain decimal number in [0, 1]. */
+static bool
+conf_prob(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	/* strtod() would also take spaces, a sign, hex, inf and nan. */
+	if ((*s < '0' || *s > '9') && *s != '.')
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || !(v >= 0 && v <= 1))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* One key=value of a fault list. */
+static int
+conf_fault_pair(struct droce_fault_conf *c, const char *key, const char *val,
+		char *err, size_t errlen)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} probs[] = {
+		{ "drop", offsetof(struct droce_fault_conf, drop) },
+		{ "dup", offsetof(struct droce_fault_conf, duplicate) },
+		{ "reorder", offsetof(struct droce_fault_conf, reorder) },
+		{ "corrupt", offsetof(struct droce_fault_conf, corrupt) },
+		{ "delay", offsetof(struct droce_fault_conf, delay) },
+	};
+	unsigned long v;
+	unsigned i;
+
+	if (val == NULL || val[0] == '\0')
+		return conf_fault_err(err, errlen, key, "no value");
+	for (i = 0; i < RTE_DIM(probs); i++) {
+		if (strcmp(key, probs[i].name) != 0)
+			continue;
+		if (!conf_prob(val, (double *)((uint8_t *)c + probs[i].off)))
+			return conf_fault_err(err, errlen, key,
+					      "'%s' is not a probability (0..1)", val);
+		return 0;
+	}
+	if (strcmp(key, "delay_us") == 0) {
+		if (!conf_uint(val, 1, DROCE_FAULT_DELAY_US_MAX, &v))
+			return conf_fault_err(err, errlen, key,
+					      "'%s' is not a number of microseconds (1..%u)",
+					      val, DROCE_FAULT_DELAY_US_MAX);
+		c->delay_us = (unsigned)v;
+		return 0;
+	}
+	if (strcmp(key, "seed") == 0) {
+		if (!conf_uint(val, 0, ULONG_MAX, &v))
+			return conf_fault_err(err, errlen, key,
+					      "'%s' is not a decimal number (0..%lu)", val, ULONG_MAX);
+		c->seed = v;
+		return 0;
+	}
+	return conf_fault_err(err, errlen, key, "unknown fault (expected " CONF_FAULT_KEYS ")");
+}
+
+int
+droce_conf_fault_parse(const char *s, struct droce_fault_conf *c, char *err, size_t errlen)
+{
+	struct rte_kvargs *kv;
+	unsigned i, j;
+	int ret = 0;
+
+	if (s == NULL || c == NULL)
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	kv = rte_kvargs_parse(s, NULL);
+	if (kv == NULL)
+		return conf_fault_err(err, errlen, NULL,
+				      "not a list of key=value pairs (e.g. drop=0.01,seed=42)");
+	for (i = 0; i < kv->count && ret == 0; i++) {
+		const char *key = kv->pairs[i].key;
+
+		if (key[0] == '\0') {
+			ret = conf_fault_err(err, errlen, NULL, "a value without a key");
+			break;
+		}
+		for (j = 0; j < i; j++)
+			if (strcmp(kv->pairs[j].key, key) == 0)
+				ret = conf_fault_err(err, errlen, key, "repeated");
+		if (ret == 0)
+			ret = conf_fault_pair(c, key, kv->pairs[i].value, err, errlen);
+	}
+	rte_kvargs_free(kv);
+	if (ret == 0 && c->delay > 0 && c->delay_us == 0)
+		ret = conf_fault_err(err, errlen, "delay", "needs delay_us (how long)");
+	if (ret != 0)
+		memset(c, 0, sizeof(*c));
+	return ret;
+}
+
+static int
+conf_port_fault(const struct conf_entry *e)
+{
+	struct droce_fault_conf *c = strcmp(e->key, "fault_rx") == 0 ?
+				     &e->port->port.fault_rx : &e->port->port.fault_tx;
+	char msg[384];
+
+	if (droce_conf_fault_parse(e->val, c, msg, sizeof(msg)) != 0)
+		return ENTRY_ERR(e, "%s", msg);
+	return 0;
+}
+
 struct conf_key {
 	const char *name;
 	int (*set)(const struct conf_entry *e);
@@ -573,6 +704,8 @@ static const struct conf_key conf_port_keys[] = {
 	{ "txd", conf_port_desc },
 	{ "mbufs", conf_port_mbufs },
 	{ "capture", conf_port_capture },
+	{ "fault_rx", conf_port_fault },
+	{ "fault_tx", conf_port_fault },
 	{ NULL, NULL },
 };
 
@@ -580,7 +713,8 @@ static const struct conf_section conf_sections[] = {
 	{ "eal", "args", conf_eal_keys },
 	{ "engine", "lcore, idle_sleep_us", conf_engine_keys },
 	{ "log", "level", conf_log_keys },
-	{ "port", "device, ipv4, mac, mtu, rxd, txd, mbufs, capture", conf_port_keys },
+	{ "port", "device, ipv4, mac, mtu, rxd, txd, mbufs, capture, fault_rx, fault_tx",
+	  conf_port_keys },
 };
 
 /*

@@ -87,6 +87,17 @@ void droce_conf_default(struct droce_conf *c);
 int droce_conf_from_env(struct droce_conf *c, char *err, size_t errlen);
 
 /**
+ * Parse a fault list as the [portN] keys fault_rx and fault_tx take it:
+ * comma-separated key=value pairs (rte_kvargs syntax) of drop, dup,
+ * reorder, corrupt, delay (probabilities 0..1), delay_us (1..1000000,
+ * needed with delay) and seed (decimal); keys left out are 0. For
+ * applications that change faults at run time (droce_port_fault_set()).
+ * @return 0 and @p c filled, or -EINVAL with a message in @p err that
+ * names the offending key (e.g. "drop: '2' is not a probability (0..1)").
+ */
+int droce_conf_fault_parse(const char *s, struct droce_fault_conf *c, char *err, size_t errlen);
+
+/**
  * Free what droce_conf_load() allocated (the EAL argument strings, which
  * share one allocation that eal_argv[0] points to: rte_eal_init() may
  * reorder the rest of an eal_argv it is given). Safe to call twice.
