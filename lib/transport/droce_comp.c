@@ -149,6 +149,14 @@ comp_aeth(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pkt,
 		comp_ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK));
 		if ((syn & DROCE_AETH_VALUE_MASK) == DROCE_NAK_PSN_SEQ_ERR) {
 			qp->stats.seq_naks_rcvd++;
+			/* Everything before @p psn arrived: progress, a whole retry
+			 * budget again. The same NAK again counts as a retry. */
+			if (droce_psn_diff(psn, qp->comp.psn) > 0) {
+				comp_progress(qp, tx->now, droce_psn_add(psn, DROCE_PSN_MASK));
+			} else if (qp->req.retries-- == 0) {
+				droce_qp_fatal(qp, IBV_WC_RETRY_EXC_ERR);
+				break;
+			}
 			qp->comp.psn = psn;
 			qp->req.need_retry = true;
 		} else if (qp->sq.cons != qp->req.next) {
@@ -214,6 +222,8 @@ comp_read_resp(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt 
 		droce_qp_fatal(qp, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
+	/* Bytes received so far: where a go-back-N READ resumes. */
+	w->sent = (uint32_t)(off + pkt->payload_len);
 	comp_progress(qp, tx->now, pkt->psn);
 	if (flags & DROCE_OPF_LAST)
 		droce_sq_retire(qp, IBV_WC_SUCCESS);

@@ -54,30 +54,50 @@ droce_req_rnr_wait(struct droce_qp *qp, uint64_t now, uint8_t timer_code)
 	qp->req.timeout_tsc = 0;
 }
 
-/* Go back to the oldest unacknowledged WQE and send everything again. */
+/*
+ * Go back N: resend from the first PSN the responder has not acknowledged.
+ * The WQE holding it resumes mid-message (a SEND or WRITE from that packet
+ * on; a READ asks again for the bytes it has not received, which the
+ * responder answers as a duplicate from that PSN); every later WQE is sent
+ * again from the start, with the same PSNs as before.
+ */
 static void
 req_go_back(struct droce_qp *qp)
 {
 	uint32_t prod = __atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE);
 	struct droce_send_wqe *w;
-	uint32_t i;
+	uint32_t i, resume;
 
 	qp->req.need_retry = false;
-	if (qp->sq.cons == prod)
-		return;
-	w = droce_wq_at(&qp->sq, qp->sq.cons);
-	if (w->state != DROCE_WQE_POSTED)
-		qp->req.psn = qp->comp.psn = w->first_psn;
-	/* Every WQE from the head to the first unsent one starts over. */
+	qp->req.rd_out = 0;
+	/* Acknowledged WQEs still waiting for CQ room stay as they are. */
 	for (i = qp->sq.cons; i != prod; i++) {
+		w = droce_wq_at(&qp->sq, i);
+		if (w->state != DROCE_WQE_SENT || droce_wr_is_rd_atomic(w->opcode) ||
+		    droce_psn_diff(w->last_psn, qp->comp.psn) >= 0)
+			break;
+	}
+	qp->req.next = i;
+	if (i == prod || (w = droce_wq_at(&qp->sq, i))->state == DROCE_WQE_POSTED)
+		return;
+	if (w->opcode == IBV_WR_RDMA_READ)
+		resume = droce_psn_add(w->first_psn, w->sent / qp->mtu);
+	else if (droce_wr_is_atomic(w->opcode) || droce_psn_diff(qp->comp.psn, w->first_psn) < 0)
+		resume = w->first_psn;
+	else
+		resume = qp->comp.psn;
+	if (w->opcode != IBV_WR_RDMA_READ)
+		w->sent = (uint32_t)droce_psn_diff(resume, w->first_psn) * qp->mtu;
+	w->state = DROCE_WQE_SENDING;
+	qp->req.psn = qp->comp.psn = resume;
+	qp->stats.retransmits++;
+	for (i++; i != prod; i++) {
 		w = droce_wq_at(&qp->sq, i);
 		if (w->state == DROCE_WQE_POSTED)
 			break;
 		w->state = DROCE_WQE_POSTED;
 		qp->stats.retransmits++;
 	}
-	qp->req.next = qp->sq.cons;
-	qp->req.rd_out = 0;
 }
 
 static bool
@@ -160,8 +180,11 @@ req_rd_atomic(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 				DROCE_OP_READ_REQUEST);
 	struct rte_mbuf *m;
 
-	m = droce_tx_start(tx, qp, &qp->av, opcode, 0, qp->attr.dest_qp_num, w->first_psn,
-			   true, false);
+	/* A READ resumed by go-back-N asks only for what has not arrived. */
+	uint32_t done = atomic ? 0 : w->sent;
+
+	m = droce_tx_start(tx, qp, &qp->av, opcode, 0, qp->attr.dest_qp_num,
+			   droce_psn_add(w->first_psn, done / qp->mtu), true, false);
 	if (m == NULL)
 		return false;
 	req_xrceth(qp, w, m);
@@ -177,9 +200,9 @@ req_rd_atomic(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 	} else {
 		struct droce_reth *r = (void *)droce_tx_hdr(m, DROCE_HDR_RETH);
 
-		r->va = rte_cpu_to_be_64(w->remote_addr);
+		r->va = rte_cpu_to_be_64(w->remote_addr + done);
 		r->rkey = rte_cpu_to_be_32(w->rkey);
-		r->len = rte_cpu_to_be_32(w->length);
+		r->len = rte_cpu_to_be_32(w->length - done);
 	}
 	droce_tx_finish(tx, m);
 	qp->stats.tx_pkts++;
