@@ -530,6 +530,18 @@ conf_port_mbufs(const struct conf_entry *e)
 }
 
 static int
+conf_port_link(const struct conf_entry *e)
+{
+	if (strcmp(e->val, "auto") == 0)
+		e->port->port.link_up = false;
+	else if (strcmp(e->val, "up") == 0)
+		e->port->port.link_up = true;
+	else
+		return ENTRY_ERR(e, "'%s' is not a link mode (auto, up)", e->val);
+	return 0;
+}
+
+static int
 conf_port_capture(const struct conf_entry *e)
 {
 	/* A value is shorter than CFG_VALUE_LEN, far below PATH_MAX. */
@@ -704,6 +716,7 @@ static const struct conf_key conf_port_keys[] = {
 	{ "txd", conf_port_desc },
 	{ "mbufs", conf_port_mbufs },
 	{ "capture", conf_port_capture },
+	{ "link", conf_port_link },
 	{ "fault_rx", conf_port_fault },
 	{ "fault_tx", conf_port_fault },
 	{ NULL, NULL },
@@ -713,7 +726,7 @@ static const struct conf_section conf_sections[] = {
 	{ "eal", "args", conf_eal_keys },
 	{ "engine", "lcore, idle_sleep_us", conf_engine_keys },
 	{ "log", "level", conf_log_keys },
-	{ "port", "device, ipv4, mac, mtu, rxd, txd, mbufs, capture, fault_rx, fault_tx",
+	{ "port", "device, ipv4, mac, mtu, rxd, txd, mbufs, capture, link, fault_rx, fault_tx",
 	  conf_port_keys },
 };
 

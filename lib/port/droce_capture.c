@@ -236,11 +236,13 @@ droce_capture_write(struct droce_capture *c, struct rte_mbuf **copies, uint16_t 
 			copies[k++] = copies[i];
 	if (k == 0)
 		return;
-	/* Frees the copies whatever happens. */
+	/* DPDK 22.11's writer does not free what it wrote (dpdk-dumpcap frees
+	 * after it too): the copies go back to the pool here. */
 	if (rte_pcapng_write_packets(c->pcapng, copies, k) < 0)
 		c->dropped += k;
 	else
 		c->written += k;
+	rte_pktmbuf_free_bulk(copies, k);
 }
 
 void

@@ -138,6 +138,7 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	pthread_mutex_init(&p->capture_lock, NULL);
 	p->port_id = conf->port_id;
 	p->ib_mtu = conf->mtu;
+	p->link_up = conf->link_up;
 	p->ipv4 = conf->ipv4;
 	p->ipv4_prefix = conf->ipv4 ? conf->ipv4_prefix : 0;
 	p->ipv4_mask = conf->ipv4 ? ~0u << (32 - conf->ipv4_prefix) : 0;
@@ -229,6 +230,17 @@ uint32_t
 droce_port_ipv4(const struct droce_port *p)
 {
 	return p->ipv4;
+}
+
+bool
+droce_port_link_up(const struct droce_port *p)
+{
+	struct rte_eth_link link;
+
+	if (p->link_up)
+		return true;
+	return rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
+	       link.link_status == RTE_ETH_LINK_UP;
 }
 
 uint16_t

@@ -105,6 +105,10 @@ struct droce_port_conf {
 	uint16_t nb_rxd, nb_txd;     /**< descriptors per queue; 0: defaults */
 	uint32_t nb_mbufs;           /**< mbuf pool size; 0: default */
 	const char *capture;         /**< pcapng file to capture into; NULL: none */
+	/** Report the port active whatever the ethdev's link says: for links
+	 *  whose peer attaches later (a memif server), so programs that check
+	 *  the port at start (perftest) can wait for their peer. */
+	bool link_up;
 	/** Faults to inject into received frames (from the ethdev) and sent
 	 *  ones (droce_port_tx()); all zero: none. */
 	struct droce_fault_conf fault_rx, fault_tx;
@@ -179,6 +183,10 @@ void droce_port_mac(const struct droce_port *p, struct rte_ether_addr *mac);
 
 /** The port's IPv4 address (host order, 0 if none). */
 uint32_t droce_port_ipv4(const struct droce_port *p);
+
+/** True when the port counts as active: its ethdev's link is up, or the
+ *  port was attached with link_up. */
+bool droce_port_link_up(const struct droce_port *p);
 
 /** The IB MTU the port was configured with (256..4096). */
 uint16_t droce_port_mtu(const struct droce_port *p);

@@ -96,6 +96,7 @@ struct droce_port {
 	/* Fixed at attach. */
 	uint64_t tsc_hz;
 	uint16_t ib_mtu;
+	bool link_up;                /**< active whatever the ethdev says */
 	uint8_t ipv4_prefix;
 	int nb_gids;
 	uint8_t gids[DROCE_GID_TABLE_LEN][16];

@@ -41,9 +41,15 @@ lib_fini(void)
 
 	/* Devices whose contexts the program left open stay; their engines
 	 * stop so nothing runs while the EAL goes away. */
-	while (i-- > 0)
-		if (droce_dev_detach(i) != 0)
-			droce_engine_stop(droce_dev_get(i)->engine);
+	while (i-- > 0) {
+		struct droce_dev *d = droce_dev_get(i);
+
+		if (droce_dev_detach(i) == 0)
+			continue;
+		droce_engine_stop(d->engine);
+		/* Stopped here, the EAL's cleanup closes it without a complaint. */
+		rte_eth_dev_stop(droce_port_ethdev(d->port));
+	}
 	if (eal_ours)
 		rte_eal_cleanup();
 }

@@ -196,16 +196,14 @@ droce_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr 
 		    size_t len)
 {
 	struct droce_dev *d = droce_dev_of_ctx(ctx);
-	struct rte_eth_link link;
+	bool up = droce_port_link_up(d->port);
 	struct ibv_port_attr a;
 
 	if (port != 1)
 		return EINVAL;
 	memset(&a, 0, sizeof(a));
-	if (rte_eth_link_get_nowait(droce_port_ethdev(d->port), &link) != 0)
-		link.link_status = RTE_ETH_LINK_UP;
-	a.state = link.link_status ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
-	a.phys_state = link.link_status ? 5 /* LinkUp */ : 3 /* Disabled */;
+	a.state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	a.phys_state = up ? 5 /* LinkUp */ : 3 /* Disabled */;
 	a.max_mtu = IBV_MTU_4096;
 	a.active_mtu = mtu_enum(droce_port_mtu(d->port));
 	a.gid_tbl_len = DROCE_GID_TABLE_LEN;
