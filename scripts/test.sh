@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Every test: install what is missing, build with warnings as errors and
+# run all suites (unit, e2e), then build again with AddressSanitizer and
+# UBSan (DPDK runs under them) and run those suites again. Ends with
+# "N passed, N failed"; exits non-zero when anything failed. Run as root
+# on Debian 12. Builds go under $DROCE_BUILD_ROOT (default build/).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+root=${DROCE_BUILD_ROOT:-build}
+
+passed=0
+failed=0
+
+# count DIR: add DIR's test results (meson's testlog.json) to the totals.
+count() {
+	local log=$1/meson-logs/testlog.json p f
+	if [[ ! -f $log ]]; then
+		echo "test: no results in $1" >&2
+		failed=$(( failed + 1 ))
+		return
+	fi
+	read -r p f < <(python3 - "$log" <<-'PY'
+		import json, sys
+		ok = bad = 0
+		for line in open(sys.argv[1]):
+		    r = json.loads(line)["result"]
+		    if r in ("OK", "EXPECTEDFAIL"):
+		        ok += 1
+		    elif r != "SKIP":
+		        bad += 1
+		print(ok, bad)
+		PY
+	)
+	passed=$(( passed + p ))
+	failed=$(( failed + f ))
+}
+
+# run DIR [meson test options...]: run the tests of DIR and count them.
+run() {
+	local dir=$1
+	shift
+	rm -f "$dir/meson-logs/testlog.json"
+	meson test -C "$dir" --print-errorlogs "$@"
+	count "$dir"
+}
+
+bash scripts/install-deps.sh || exit 1
+bash scripts/hugepages.sh || echo "test: no hugepages; the e2e tests run DPDK on plain memory"
+
+echo "== $root/ci: warnings are errors, every suite"
+if bash scripts/build.sh "$root/ci" --werror; then
+	run "$root/ci"
+else
+	echo "test: $root/ci does not build" >&2
+	failed=$(( failed + 1 ))
+fi
+
+echo "== $root/asan: AddressSanitizer and UBSan, unit, stress and e2e suites"
+if bash scripts/build.sh "$root/asan" --werror -Db_sanitize=address,undefined; then
+	ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		run "$root/asan" --suite unit --suite stress --suite e2e
+else
+	echo "test: $root/asan does not build" >&2
+	failed=$(( failed + 1 ))
+fi
+
+echo "$passed passed, $failed failed"
+(( failed == 0 ))

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Run rc_verify as two processes, a server and a client, each with its own
+# droce configuration and connected by a memif link.
+#
+# Usage: run_memif.sh [--capture DIR] BUILD_DIR [rc_verify options...]
+#   --capture DIR  each side also writes every frame to DIR/server.pcapng
+#                  and DIR/client.pcapng (DROCE_CAPTURE)
+# The options go to both sides (e.g. -n 2000 -e -v). Exits 0 when both
+# sides pass.
+set -euo pipefail
+
+capture=
+if [[ ${1:-} == --capture ]]; then
+	capture=${2:?--capture needs a directory}
+	shift 2
+fi
+build=${1:?usage: run_memif.sh [--capture DIR] BUILD_DIR [rc_verify options...]}
+shift
+exe=$build/tests/e2e/rc_verify
+if [[ ! -x $exe ]]; then
+	echo "run_memif: $exe is not built" >&2
+	exit 1
+fi
+
+tmp=$(mktemp -d /tmp/droce-e2e.XXXXXX)
+pids=()
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# Hugepages when there are enough free for two processes, else plain
+# memory (--in-memory cannot go without hugepages; --no-shconf keeps the
+# two processes apart as --in-memory does).
+free_pages=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+if mountpoint -q /dev/hugepages && (( ${free_pages:-0} >= 256 )); then
+	mem="--in-memory"
+else
+	mem="--no-huge -m 512 --no-shconf"
+fi
+# One CPU each where there are two.
+client_cpu=1
+if (( $(nproc) < 2 )); then
+	client_cpu=0
+fi
+# A TCP port of our own, so a leftover run cannot answer.
+tcp_port=$(( 20000 + $$ % 20000 ))
+
+# conf ROLE CPU IP MAC: write ROLE's configuration.
+conf() {
+	cat > "$tmp/$1.conf" <<-EOF
+	# rc_verify $1, written by run_memif.sh
+	[eal]
+	args = -l $2 $mem --no-pci --no-telemetry --log-level=lib.eal:notice --vdev=net_memif0,role=$1,socket=$tmp/memif.sock,socket-abstract=no,bsize=4352
+	[port0]
+	device = net_memif0
+	ipv4 = $3/24
+	mac = $4
+	mtu = 4096
+	EOF
+}
+conf server 0 10.0.0.1 02:00:00:00:00:01
+conf client "$client_cpu" 10.0.0.2 02:00:00:00:00:02
+
+# start ROLE FLAG [options...]: run one side in the background.
+declare -A role
+start() {
+	local name=$1 flag=$2
+	local vars=(DROCE_CONF="$tmp/$name.conf")
+
+	shift 2
+	if [[ -n $capture ]]; then
+		mkdir -p "$capture"
+		vars+=(DROCE_CAPTURE="$capture/$name.pcapng")
+	fi
+	env "${vars[@]}" "$exe" "$flag" -d droce0 -g 1 -p "$tcp_port" "$@" &
+	pids+=($!)
+	role[$!]=$name
+}
+
+rm -f "$tmp/memif.sock"
+start server -s "$@"
+server=${pids[0]}
+# The memif server creates its socket while the EAL starts; a client
+# started before that would find nothing to connect to.
+for (( i = 0; i < 300; i++ )); do
+	if [[ -S $tmp/memif.sock ]] || ! kill -0 "$server" 2>/dev/null; then
+		break
+	fi
+	sleep 0.1
+done
+if [[ ! -S $tmp/memif.sock ]]; then
+	wait "$server" || true
+	echo "run_memif: the server did not create its memif socket" >&2
+	exit 1
+fi
+start client -c "$@"
+
+# Wait for both. A side that fails tells its peer, which then stops too;
+# one that dies before it connected cannot, so the other gets 10 s before
+# the exit trap kills it.
+status=0
+running=("${pids[@]}")
+while (( ${#running[@]} > 0 )); do
+	rc=0
+	wait -n -p finished "${running[@]}" || rc=$?
+	left=()
+	for p in "${running[@]}"; do
+		[[ $p == "$finished" ]] || left+=("$p")
+	done
+	running=("${left[@]}")
+	if (( rc != 0 )); then
+		echo "run_memif: the ${role[$finished]} failed (exit $rc)" >&2
+		status=1
+		for (( i = 0; i < 100 && ${#running[@]} > 0; i++ )); do
+			kill -0 "${running[0]}" 2>/dev/null || break
+			sleep 0.1
+		done
+		break
+	fi
+done
+if (( status == 0 )); then
+	echo "run_memif: both sides passed"
+fi
+exit $status
