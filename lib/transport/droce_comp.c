@@ -184,6 +184,11 @@ comp_response_wqe(struct droce_qp *qp, uint32_t psn, bool atomic)
 	    (!atomic && w->opcode != IBV_WR_RDMA_READ) ||
 	    droce_psn_diff(psn, w->first_psn) < 0 || droce_psn_diff(psn, w->last_psn) > 0)
 		return NULL;
+	/* The responder answers in order: a response for this request
+	 * acknowledges every PSN before it, even if the coalesced ACK for
+	 * them has not arrived yet. */
+	if (droce_psn_diff(w->first_psn, qp->comp.psn) > 0)
+		qp->comp.psn = w->first_psn;
 	return w;
 }
 

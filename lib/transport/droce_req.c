@@ -89,6 +89,8 @@ req_go_back(struct droce_qp *qp)
 	if (w->opcode != IBV_WR_RDMA_READ)
 		w->sent = (uint32_t)droce_psn_diff(resume, w->first_psn) * qp->mtu;
 	w->state = DROCE_WQE_SENDING;
+	DROCE_LOG(DEBUG, "QP 0x%x: go back to PSN 0x%x (WQE opcode %u, PSNs 0x%x-0x%x)",
+		  qp->qpn, resume, w->opcode, w->first_psn, w->last_psn);
 	qp->req.psn = qp->comp.psn = resume;
 	qp->stats.retransmits++;
 	for (i++; i != prod; i++) {

@@ -314,6 +314,8 @@ resp_duplicate(struct droce_qp *qp, const struct droce_pkt *pkt)
 		res->pending = true;
 		return;
 	}
+	DROCE_LOG(DEBUG, "QP 0x%x: duplicate %s at PSN 0x%x matches no kept request", qp->qpn,
+		  pkt->op->name, pkt->psn);
 }
 
 /*

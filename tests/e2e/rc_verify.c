@@ -69,7 +69,9 @@ static struct {
 	unsigned depth;
 	uint32_t max_msg;
 	unsigned timeout;
+	unsigned ack_timeout;  /* the QP's ACK timeout exponent */
 	bool uni;
+	bool keep_going;       /* the peer's exit is not a failure by itself */
 	bool events;
 	bool verbose;
 } opt = {
@@ -82,6 +84,7 @@ static struct {
 	.depth = 64,
 	.max_msg = 1u << 20,
 	.timeout = 120,
+	.ack_timeout = 14,
 };
 
 static const char *role_name = "?";
@@ -202,14 +205,22 @@ pattern(uint64_t key, uint8_t *dst, size_t len)
 
 /* ---- the schedule ---- */
 
-enum op_kind { OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_KINDS };
+enum op_kind {
+	OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ, OP_FETCH_ADD, OP_CMP_SWAP, OP_KINDS
+};
 
 static const char *const op_names[OP_KINDS] = {
-	"SEND", "SEND_IMM", "WRITE", "WRITE_IMM", "READ",
+	"SEND", "SEND_IMM", "WRITE", "WRITE_IMM", "READ", "FETCH_ADD", "CMP_SWAP",
 };
 
 /* Share of each kind in the random part, in percent. */
-static const unsigned op_weights[OP_KINDS] = { 30, 10, 20, 15, 25 };
+static const unsigned op_weights[OP_KINDS] = { 27, 9, 18, 13, 23, 5, 5 };
+
+static bool
+op_is_atomic(enum op_kind k)
+{
+	return k == OP_FETCH_ADD || k == OP_CMP_SWAP;
+}
 
 struct op {
 	uint64_t index;
@@ -220,6 +231,7 @@ struct op {
 	uint64_t roff;         /* offset in the responder's remote MR */
 	bool inline_wanted;    /* send inline if the QP can */
 	struct rng sge_rng;    /* how the requester cuts its buffer */
+	uint64_t atomic_seq;   /* atomics before this one: the counter's value */
 };
 
 /* Where things are in the remote MR (the same on both sides). */
@@ -227,6 +239,7 @@ struct layout {
 	uint64_t slot;         /* -M */
 	uint64_t write_slots;
 	uint64_t read_off, read_len;
+	uint64_t atomic_off;   /* the 8-byte counter the peer's atomics count in */
 	uint64_t size;
 };
 
@@ -234,6 +247,7 @@ struct sched {
 	uint64_t role_seed;    /* of the requester whose schedule this is */
 	uint64_t next;         /* index of the next operation */
 	uint64_t writes;       /* WRITE and WRITE_IMM so far: picks the slot */
+	uint64_t atomics;      /* FETCH_ADD and CMP_SWAP so far */
 	const struct layout *lay;
 	uint32_t mtu;
 	uint32_t sizes[64];    /* the sizes every kind goes through first */
@@ -313,6 +327,12 @@ sched_next(struct sched *s, struct op *op)
 		s->writes++;
 	} else if (op->kind == OP_READ) {
 		op->roff = s->lay->read_off + rng_below(&r, s->lay->read_len - op->len + 1);
+	} else if (op_is_atomic(op->kind)) {
+		/* Each one adds 1 to the counter: the k-th must find k there,
+		 * which fails if any atomic were applied twice or lost. */
+		op->len = 8;
+		op->roff = s->lay->atomic_off;
+		op->atomic_seq = s->atomics++;
 	}
 	s->next++;
 }
@@ -335,6 +355,7 @@ struct ctx {
 	uint64_t peer_addr;
 	uint32_t peer_rkey;
 	bool peer_done;        /* the peer already said it finished */
+	bool peer_gone;        /* -k: its socket closed; the QP must notice */
 };
 
 static void *
@@ -506,6 +527,8 @@ req_post_op(struct ctx *c, struct requester *r, const struct op *op)
 		[OP_WRITE] = IBV_WR_RDMA_WRITE,
 		[OP_WRITE_IMM] = IBV_WR_RDMA_WRITE_WITH_IMM,
 		[OP_READ] = IBV_WR_RDMA_READ,
+		[OP_FETCH_ADD] = IBV_WR_ATOMIC_FETCH_AND_ADD,
+		[OP_CMP_SWAP] = IBV_WR_ATOMIC_CMP_AND_SWP,
 	};
 	struct wr_slot *s = &r->ring[r->posted % opt.depth];
 	struct ibv_send_wr wr[2], *bad = NULL;
@@ -515,8 +538,17 @@ req_post_op(struct ctx *c, struct requester *r, const struct op *op)
 	s->wr_id = WRID_SEND | r->posted;
 	s->kind = WR_OP;
 	s->op = *op;
-	s->nsge = cut(c, &sr, (r->posted % opt.depth) * c->lay.slot, op->len, s->sge);
-	if (op->kind != OP_READ) {
+	if (op_is_atomic(op->kind)) {
+		/* One 8-byte, 8-aligned SGE for the original value. */
+		s->nsge = 1;
+		s->sge[0].addr = (uintptr_t)(c->buf_a + (r->posted % opt.depth) * c->lay.slot);
+		s->sge[0].length = 8;
+		s->sge[0].lkey = c->mr_a->lkey;
+		memset((void *)(uintptr_t)s->sge[0].addr, 0xff, 8);
+	} else {
+		s->nsge = cut(c, &sr, (r->posted % opt.depth) * c->lay.slot, op->len, s->sge);
+	}
+	if (op->kind != OP_READ && !op_is_atomic(op->kind)) {
 		pattern(op->data_key, c->want, op->len);
 		scatter(s->sge, s->nsge, c->want);
 	}
@@ -526,13 +558,19 @@ req_post_op(struct ctx *c, struct requester *r, const struct op *op)
 	wr[0].num_sge = (int)s->nsge;
 	wr[0].opcode = wr_opcode[op->kind];
 	wr[0].send_flags = IBV_SEND_SIGNALED;
-	if (op->kind != OP_READ && op->inline_wanted && op->len <= c->max_inline)
+	if (op->kind != OP_READ && !op_is_atomic(op->kind) && op->inline_wanted &&
+	    op->len <= c->max_inline)
 		wr[0].send_flags |= IBV_SEND_INLINE;
 	if (op->kind == OP_SEND_IMM || op->kind == OP_WRITE_IMM)
 		wr[0].imm_data = op->imm;
 	if (op->kind == OP_WRITE || op->kind == OP_WRITE_IMM || op->kind == OP_READ) {
 		wr[0].wr.rdma.remote_addr = c->peer_addr + op->roff;
 		wr[0].wr.rdma.rkey = c->peer_rkey;
+	} else if (op_is_atomic(op->kind)) {
+		wr[0].wr.atomic.remote_addr = c->peer_addr + op->roff;
+		wr[0].wr.atomic.rkey = c->peer_rkey;
+		wr[0].wr.atomic.compare_add = op->kind == OP_FETCH_ADD ? 1 : op->atomic_seq;
+		wr[0].wr.atomic.swap = op->atomic_seq + 1;
 	}
 	r->posted++;
 	if (op->kind == OP_WRITE) {
@@ -576,6 +614,8 @@ req_complete(struct ctx *c, struct requester *r, const struct ibv_wc *wc)
 		[OP_WRITE] = IBV_WC_RDMA_WRITE,
 		[OP_WRITE_IMM] = IBV_WC_RDMA_WRITE,
 		[OP_READ] = IBV_WC_RDMA_READ,
+		[OP_FETCH_ADD] = IBV_WC_FETCH_ADD,
+		[OP_CMP_SWAP] = IBV_WC_COMP_SWAP,
 	};
 	struct wr_slot *s = &r->ring[r->completed % opt.depth];
 	const struct op *op = &s->op;
@@ -601,6 +641,15 @@ req_complete(struct ctx *c, struct requester *r, const struct ibv_wc *wc)
 		/* Zero it so a later READ that lands nothing cannot pass on
 		 * what this one left. */
 		gather(s->sge, s->nsge, NULL, op->len);
+	}
+	if (s->kind == WR_OP && op_is_atomic(op->kind)) {
+		uint64_t orig;
+
+		memcpy(&orig, (void *)(uintptr_t)s->sge[0].addr, 8);
+		if (orig != op->atomic_seq)
+			fail("op %" PRIu64 " %s found the counter at %" PRIu64 ", expected %" PRIu64
+			     " (an atomic applied twice or lost)", op->index, op_names[op->kind],
+			     orig, op->atomic_seq);
 	}
 	r->completed++;
 	if (req_done(r))
@@ -632,15 +681,15 @@ resp_done(const struct responder *p)
 	return !p->active || (!p->have_cur && p->sched.next == opt.n);
 }
 
-/* Move to the next operation that takes a receive; READs take none (the
- * requester checks them). */
+/* Move to the next operation that takes a receive; READs and atomics take
+ * none (the requester checks them; the counter is checked at the end). */
 static void
 resp_advance(struct responder *p)
 {
 	p->have_cur = false;
 	while (p->active && p->sched.next < opt.n) {
 		sched_next(&p->sched, &p->cur);
-		if (p->cur.kind != OP_READ) {
+		if (p->cur.kind != OP_READ && !op_is_atomic(p->cur.kind)) {
 			p->have_cur = true;
 			return;
 		}
@@ -890,8 +939,17 @@ check_peer(struct ctx *c, int wait_ms)
 	struct pollfd pfd = { .fd = peer_fd, .events = POLLIN };
 	char b;
 
-	if (c->peer_done || poll(&pfd, 1, wait_ms) <= 0)
+	if (c->peer_done || c->peer_gone || poll(&pfd, 1, wait_ms) <= 0)
 		return;
+	if (opt.keep_going && recv(peer_fd, &b, 1, MSG_PEEK) <= 0) {
+		/* A killed peer: its QP is gone too, and ours must find out by
+		 * itself (ACK timeouts, then IBV_WC_RETRY_EXC_ERR). */
+		c->peer_gone = true;
+		close(peer_fd);
+		peer_fd = -1;
+		say("the peer is gone: waiting for the QP to notice");
+		return;
+	}
 	b = read_byte();
 	if (b == 'F') {
 		peer_fd = -1;
@@ -1008,7 +1066,7 @@ qp_to_init(struct ctx *c)
 		.pkey_index = 0,
 		.port_num = (uint8_t)opt.ib_port,
 		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
 	};
 
 	modify(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
@@ -1040,7 +1098,7 @@ qp_to_rts(struct ctx *c, const struct info *me, const struct info *peer, enum ib
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = me->psn;
-	a.timeout = 14;    /* 4.096 us << 14: 67 ms */
+	a.timeout = (uint8_t)opt.ack_timeout; /* 4.096 us << 14: 67 ms by default */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;   /* retry forever */
 	a.max_rd_atomic = (uint8_t)init_rd_atom;
@@ -1103,7 +1161,7 @@ wait_event(struct ctx *c, struct requester *r, struct responder *p)
 	/* A completion may have come before the request: look again. */
 	if (poll_cq(c, r, p) > 0)
 		return;
-	if (poll(pfd, c->peer_done ? 1 : 2, 1000) < 0 && errno != EINTR)
+	if (poll(pfd, c->peer_done || c->peer_gone ? 1 : 2, 1000) < 0 && errno != EINTR)
 		fail("poll: %s", strerror(errno));
 	if (pfd[0].revents & POLLIN) {
 		if (ibv_get_cq_event(c->channel, &ev_cq, &ev_ctx) != 0 || ev_cq != c->cq)
@@ -1145,6 +1203,9 @@ usage(const char *prog)
 		"  -q DEPTH      work requests in flight and receives posted (64)\n"
 		"  -M BYTES      largest message (1048576)\n"
 		"  -t SECONDS    give up after this long (120)\n"
+		"  -T EXP        ACK timeout 4.096 us << EXP (14: 67 ms)\n"
+		"  -k            keep going when the peer exits; its QP's silence must\n"
+		"                end ours with a retry-exceeded completion\n"
 		"  -u            one direction: only the client requests\n"
 		"  -e            sleep on a completion channel instead of polling\n"
 		"  -v            print progress every second\n"
@@ -1176,7 +1237,7 @@ parse_args(int argc, char **argv)
 	bool role = false;
 	int o;
 
-	while ((o = getopt(argc, argv, "sca:p:d:i:g:m:n:S:q:M:t:uevh")) != -1) {
+	while ((o = getopt(argc, argv, "sca:p:d:i:g:m:n:S:q:M:t:T:kuevh")) != -1) {
 		switch (o) {
 		case 's':
 		case 'c':
@@ -1204,6 +1265,8 @@ parse_args(int argc, char **argv)
 		case 'q': opt.depth = (unsigned)num_arg(optarg, 2, 4096, o); break;
 		case 'M': opt.max_msg = (uint32_t)num_arg(optarg, 64, 1u << 30, o); break;
 		case 't': opt.timeout = (unsigned)num_arg(optarg, 1, 86400, o); break;
+		case 'T': opt.ack_timeout = (unsigned)num_arg(optarg, 1, 31, o); break;
+		case 'k': opt.keep_going = true; break;
 		case 'u': opt.uni = true; break;
 		case 'e': opt.events = true; break;
 		case 'v': opt.verbose = true; break;
@@ -1255,7 +1318,8 @@ main(int argc, char **argv)
 	c.lay.write_slots = 2 * (uint64_t)opt.depth + 1;
 	c.lay.read_off = c.lay.write_slots * c.lay.slot;
 	c.lay.read_len = 2 * c.lay.slot;
-	c.lay.size = c.lay.read_off + c.lay.read_len;
+	c.lay.atomic_off = c.lay.read_off + c.lay.read_len; /* slots are 8-aligned */
+	c.lay.size = c.lay.atomic_off + 8;
 
 	c.ctx = open_device(&list);
 	if (ibv_query_device(c.ctx, &dattr) != 0)
@@ -1305,7 +1369,8 @@ main(int argc, char **argv)
 	c.mr_a = reg(c.pd, c.buf_a, c.buf_len, IBV_ACCESS_LOCAL_WRITE);
 	c.mr_b = reg(c.pd, c.buf_b, c.buf_len, IBV_ACCESS_LOCAL_WRITE);
 	c.mr_remote = reg(c.pd, c.remote, c.lay.size, IBV_ACCESS_LOCAL_WRITE |
-			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC);
 
 	create_qp(&c);
 	qp_to_init(&c);
@@ -1393,10 +1458,21 @@ main(int argc, char **argv)
 	if (r.active) {
 		secs = r.end - r.start;
 		say("sent %" PRIu64 " operations (%" PRIu64 " SEND, %" PRIu64 " SEND_IMM, %" PRIu64
-		    " WRITE, %" PRIu64 " WRITE_IMM, %" PRIu64 " READ), %.1f MB in %.3f s: %.1f MB/s",
+		    " WRITE, %" PRIu64 " WRITE_IMM, %" PRIu64 " READ, %" PRIu64 " atomics), %.1f MB"
+		    " in %.3f s: %.1f MB/s",
 		    opt.n, r.count[OP_SEND], r.count[OP_SEND_IMM], r.count[OP_WRITE],
-		    r.count[OP_WRITE_IMM], r.count[OP_READ], (double)r.bytes / 1e6, secs,
+		    r.count[OP_WRITE_IMM], r.count[OP_READ],
+		    r.count[OP_FETCH_ADD] + r.count[OP_CMP_SWAP], (double)r.bytes / 1e6, secs,
 		    secs > 0 ? (double)r.bytes / 1e6 / secs : 0.0);
+	}
+	if (p.active) {
+		uint64_t counter;
+
+		/* The peer's atomics each added 1, exactly once. */
+		memcpy(&counter, c.remote + c.lay.atomic_off, sizeof(counter));
+		if (counter != p.sched.atomics)
+			fail("the atomic counter is %" PRIu64 " after the peer's %" PRIu64 " atomics",
+			     counter, p.sched.atomics);
 	}
 	if (p.active)
 		say("checked every byte and completion of the peer's %" PRIu64

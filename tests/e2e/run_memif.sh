@@ -2,19 +2,32 @@
 # Run rc_verify as two processes, a server and a client, each with its own
 # droce configuration and connected by a memif link.
 #
-# Usage: run_memif.sh [--capture DIR] BUILD_DIR [rc_verify options...]
+# Usage: run_memif.sh [--capture DIR] [--fault SPEC] BUILD_DIR [rc_verify options...]
 #   --capture DIR  each side also writes every frame to DIR/server.pcapng
 #                  and DIR/client.pcapng (DROCE_CAPTURE)
+#   --kill-client S  kill the client (SIGKILL) S seconds after it started;
+#                  then the server must end, within 30 s, with a
+#                  retry-exceeded completion (pass -k so it keeps going)
+#   --fault SPEC   both sides inject faults into what they receive
+#                  (fault_rx = SPEC, e.g. drop=0.05,dup=0.01; each side
+#                  with its own seed): see docs/reliability.md
 # The options go to both sides (e.g. -n 2000 -e -v). Exits 0 when both
 # sides pass.
 set -euo pipefail
 
 capture=
-if [[ ${1:-} == --capture ]]; then
-	capture=${2:?--capture needs a directory}
+fault=
+kill_after=
+while [[ ${1:-} == --* ]]; do
+	case $1 in
+	--capture) capture=${2:?--capture needs a directory} ;;
+	--kill-client) kill_after=${2:?--kill-client needs seconds} ;;
+	--fault) fault=${2:?--fault needs a fault list} ;;
+	*) echo "run_memif: unknown option $1" >&2; exit 2 ;;
+	esac
 	shift 2
-fi
-build=${1:?usage: run_memif.sh [--capture DIR] BUILD_DIR [rc_verify options...]}
+done
+build=${1:?usage: run_memif.sh [--capture DIR] [--fault SPEC] BUILD_DIR [rc_verify options...]}
 shift
 exe=$build/tests/e2e/rc_verify
 if [[ ! -x $exe ]]; then
@@ -64,6 +77,9 @@ conf() {
 	mac = $4
 	mtu = 4096
 	EOF
+	if [[ -n $fault ]]; then
+		echo "fault_rx = $fault,seed=$(( 11 + $2 ))" >> "$tmp/$1.conf"
+	fi
 }
 conf server 0 10.0.0.1 02:00:00:00:00:01
 conf client "$client_cpu" 10.0.0.2 02:00:00:00:00:02
@@ -79,7 +95,8 @@ start() {
 		mkdir -p "$capture"
 		vars+=(DROCE_CAPTURE="$capture/$name.pcapng")
 	fi
-	env "${vars[@]}" "$exe" "$flag" -d droce0 -g 1 -p "$tcp_port" "$@" &
+	env "${vars[@]}" "$exe" "$flag" -d droce0 -g 1 -p "$tcp_port" "$@" \
+		> >(tee "$tmp/$name.out") 2>&1 &
 	pids+=($!)
 	role[$!]=$name
 }
@@ -101,6 +118,27 @@ if [[ ! -S $tmp/memif.sock ]]; then
 	exit 1
 fi
 start client -c "$@"
+
+if [[ -n $kill_after ]]; then
+	sleep "$kill_after"
+	kill -9 "${pids[1]}"
+	wait "${pids[1]}" 2>/dev/null || true
+	t0=$SECONDS
+	rc=0
+	timeout 30 tail --pid="$server" -f /dev/null || rc=$?
+	wait "$server" 2>/dev/null || true
+	if (( rc != 0 )); then
+		echo "run_memif: the server did not notice its peer's death within 30 s" >&2
+		exit 1
+	fi
+	if ! grep -q "transport retry counter exceeded" "$tmp/server.out"; then
+		echo "run_memif: the server ended without a retry-exceeded completion" >&2
+		exit 1
+	fi
+	echo "run_memif: the server's QP failed with retry exceeded" \
+	     "$(( SECONDS - t0 )) s after its peer was killed"
+	exit 0
+fi
 
 # Wait for both. A side that fails tells its peer, which then stops too;
 # one that dies before it connected cannot, so the other gets 10 s before
