@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * UD and UC under loss, on the loopback device with the port's TX fault
+ * stage dropping frames (droce_port_fault_set). The spec's promises:
+ * - UD: each datagram arrives intact, once, or not at all;
+ * - UC: a message that lost a packet is lost whole; the others arrive
+ *   intact; the sender completes every message successfully either way.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <check.h>
+#include <infiniband/verbs.h>
+
+#include "droce.h"
+
+#define MSGS 1000
+#define ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *scq, *rcq;
+static union ibv_gid gid;
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+set_drop(double p)
+{
+	struct droce_fault_conf f = { .drop = p, .seed = 7 };
+
+	ck_assert_int_eq(droce_port_fault_set(droce_dev_port(0), false, p > 0 ? &f : NULL), 0);
+}
+
+/* The payload of message @p seq: its number, then a pattern of it. */
+static void
+fill(uint8_t *p, uint32_t len, uint32_t seq)
+{
+	memcpy(p, &seq, sizeof(seq));
+	for (uint32_t i = sizeof(seq); i < len; i++)
+		p[i] = (uint8_t)(seq * 7 + i);
+}
+
+static bool
+intact(const uint8_t *p, uint32_t len, uint32_t *seq)
+{
+	memcpy(seq, p, sizeof(*seq));
+	for (uint32_t i = sizeof(*seq); i < len; i++)
+		if (p[i] != (uint8_t)(*seq * 7 + i))
+			return false;
+	return *seq < MSGS;
+}
+
+static struct ibv_qp *
+make_qp(enum ibv_qp_type t)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = scq, .recv_cq = rcq, .qp_type = t,
+		.cap = { .max_send_wr = MSGS, .max_recv_wr = MSGS, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+	ck_assert_ptr_nonnull(qp);
+	return qp;
+}
+
+static void
+to_rts(struct ibv_qp *qp, enum ibv_qp_type t, uint32_t dqpn)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x1234,
+				 .qp_access_flags = ACCESS };
+	int init = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	init |= t == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, init), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	if (t == IBV_QPT_UD) {
+		ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	} else {
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = dqpn;
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.dgid = gid;
+		a.ah_attr.grh.sgid_index = 1;
+		a.ah_attr.port_num = 1;
+		ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN), 0);
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+}
+
+/* Post @p n receives of @p len bytes each into @p buf. */
+static void
+post_recvs(struct ibv_qp *qp, struct ibv_mr *mr, uint8_t *buf, uint32_t len, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct ibv_sge sge = { (uintptr_t)buf + (size_t)i * len, len, mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		ck_assert_int_eq(ibv_post_recv(qp, &wr, &bad), 0);
+	}
+}
+
+/* Send MSGS messages of @p len bytes, wait for their completions, then
+ * collect the receives: @return how many arrived (each checked intact and
+ * seen once). */
+static unsigned
+exchange(struct ibv_qp *s, struct ibv_qp *r, struct ibv_ah *ah, uint32_t len,
+	 uint32_t grh, uint8_t *sbuf, struct ibv_mr *smr, uint8_t *rbuf)
+{
+	static bool seen[MSGS];
+	unsigned sent = 0, got = 0;
+	struct ibv_wc wc[32];
+	double end;
+	int n;
+
+	memset(seen, 0, sizeof(seen));
+	for (uint32_t i = 0; i < MSGS; i++) {
+		struct ibv_sge sge = { (uintptr_t)sbuf + (size_t)i * len, len, smr->lkey };
+		struct ibv_send_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+				   *bad;
+
+		fill(sbuf + (size_t)i * len, len, i);
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = r->qp_num;
+		wr.wr.ud.remote_qkey = 0x1234;
+		ck_assert_int_eq(ibv_post_send(s, &wr, &bad), 0);
+	}
+	end = now_s() + 30;
+	while (sent < MSGS) {
+		n = ibv_poll_cq(scq, 32, wc);
+		for (int i = 0; i < n; i++)
+			ck_assert_int_eq(wc[i].status, IBV_WC_SUCCESS);
+		sent += (unsigned)n;
+		ck_assert(now_s() < end);
+	}
+	/* Whatever is still on its way arrives well within this. */
+	end = now_s() + 0.5;
+	while (now_s() < end) {
+		n = ibv_poll_cq(rcq, 32, wc);
+		for (int i = 0; i < n; i++) {
+			uint32_t seq;
+
+			ck_assert_int_eq(wc[i].status, IBV_WC_SUCCESS);
+			ck_assert_uint_eq(wc[i].byte_len, len + grh);
+			ck_assert_msg(intact(rbuf + wc[i].wr_id * (len + grh) + grh, len, &seq),
+				      "message damaged");
+			ck_assert_msg(!seen[seq], "message %u delivered twice", seq);
+			seen[seq] = true;
+			got++;
+		}
+	}
+	return got;
+}
+
+START_TEST(ud_datagrams_whole_or_lost)
+{
+	const uint32_t len = 1000, grh = 40;
+	struct ibv_qp *s = make_qp(IBV_QPT_UD), *r = make_qp(IBV_QPT_UD);
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = 64 } };
+	struct ibv_ah *ah = ibv_create_ah(pd, &aa);
+	uint8_t *sbuf = calloc(MSGS, len), *rbuf = calloc(MSGS, len + grh);
+	struct ibv_mr *smr = ibv_reg_mr(pd, sbuf, (size_t)MSGS * len, ACCESS);
+	struct ibv_mr *rmr = ibv_reg_mr(pd, rbuf, (size_t)MSGS * (len + grh), ACCESS);
+	unsigned got;
+
+	to_rts(s, IBV_QPT_UD, 0);
+	to_rts(r, IBV_QPT_UD, 0);
+	post_recvs(r, rmr, rbuf, len + grh, MSGS);
+	set_drop(0.2);
+	got = exchange(s, r, ah, len, grh, sbuf, smr, rbuf);
+	set_drop(0);
+	printf("UD at 20%% loss: %u of %u datagrams arrived\n", got, MSGS);
+	/* 800 expected; 5 sigma is about 63. */
+	ck_assert_uint_gt(got, 700);
+	ck_assert_uint_lt(got, 900);
+	ck_assert_int_eq(ibv_destroy_qp(s), 0);
+	ck_assert_int_eq(ibv_destroy_qp(r), 0);
+	ck_assert_int_eq(ibv_destroy_ah(ah), 0);
+	ibv_dereg_mr(smr);
+	ibv_dereg_mr(rmr);
+	free(sbuf);
+	free(rbuf);
+	while (ibv_poll_cq(rcq, 1, &(struct ibv_wc){ 0 }) > 0)
+		;
+}
+END_TEST
+
+START_TEST(uc_messages_whole_or_lost)
+{
+	const uint32_t len = 5000; /* five packets at path MTU 1024 */
+	struct ibv_qp *s = make_qp(IBV_QPT_UC), *r = make_qp(IBV_QPT_UC);
+	uint8_t *sbuf = calloc(MSGS, len), *rbuf = calloc(MSGS, len);
+	struct ibv_mr *smr = ibv_reg_mr(pd, sbuf, (size_t)MSGS * len, ACCESS);
+	struct ibv_mr *rmr = ibv_reg_mr(pd, rbuf, (size_t)MSGS * len, ACCESS);
+	unsigned got;
+
+	to_rts(s, IBV_QPT_UC, r->qp_num);
+	to_rts(r, IBV_QPT_UC, s->qp_num);
+	post_recvs(r, rmr, rbuf, len, MSGS);
+	set_drop(0.05);
+	got = exchange(s, r, NULL, len, 0, sbuf, smr, rbuf);
+	set_drop(0);
+	printf("UC at 5%% loss: %u of %u five-packet messages arrived\n", got, MSGS);
+	/* 0.95^5 = 77% expected, give or take 7%. */
+	ck_assert_uint_gt(got, 700);
+	ck_assert_uint_lt(got, 840);
+	ck_assert_int_eq(ibv_destroy_qp(s), 0);
+	ck_assert_int_eq(ibv_destroy_qp(r), 0);
+	ibv_dereg_mr(smr);
+	ibv_dereg_mr(rmr);
+	free(sbuf);
+	free(rbuf);
+	while (ibv_poll_cq(rcq, 1, &(struct ibv_wc){ 0 }) > 0)
+		;
+}
+END_TEST
+
+int
+main(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	Suite *su = suite_create("unreliable");
+	TCase *tc = tcase_create("loss");
+	SRunner *sr;
+	int failed;
+
+	if (list == NULL || list[0] == NULL)
+		return 1;
+	ctx = ibv_open_device(list[0]);
+	pd = ibv_alloc_pd(ctx);
+	scq = ibv_create_cq(ctx, 2 * MSGS, NULL, NULL, 0);
+	rcq = ibv_create_cq(ctx, 2 * MSGS, NULL, NULL, 0);
+	if (!ctx || !pd || !scq || !rcq || ibv_query_gid(ctx, 1, 1, &gid) != 0)
+		return 1;
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, ud_datagrams_whole_or_lost);
+	tcase_add_test(tc, uc_messages_whole_or_lost);
+	suite_add_tcase(su, tc);
+	sr = srunner_create(su);
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	ibv_destroy_cq(scq);
+	ibv_destroy_cq(rcq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	return failed == 0 ? 0 : 1;
+}
