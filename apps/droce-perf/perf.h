@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droce-perf: perftest's bandwidth and latency tests (ib_write_bw,
+ * ib_send_lat, ...) as one DPDK application on a droce port, plus the
+ * same traffic as plain Ethernet frames on the bare port (--raw-l2), so
+ * every RDMA figure can be read as a fraction of what the port carries.
+ *
+ * The files, one concern each:
+ *   perf_main.c     EAL, the port, the run over every message size
+ *   perf_options.c  command line (perftest's options and meanings)
+ *   perf_oob.c      out-of-band exchange with the peer over TCP
+ *   perf_rdma.c     verbs resources, connection and the RDMA tests
+ *   perf_raw.c      the raw-L2 tests
+ *   perf_report.c   statistics, the result table, JSON, progress
+ *   perf_demo.c     --demo: a server and a client over memif, a summary
+ */
+#ifndef DROCE_PERF_H
+#define DROCE_PERF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PERF_NAME "droce-perf"
+
+enum perf_test { PERF_WRITE, PERF_SEND, PERF_READ, PERF_ATOMIC };
+enum perf_mode { PERF_BW, PERF_LAT };
+/* perftest's -c values; only RC runs on droce today. */
+enum perf_conn { PERF_RC, PERF_UC, PERF_UD, PERF_XRC, PERF_DC };
+
+/* perftest's limits and defaults (perftest_parameters.h). */
+#define PERF_DEF_TCP_PORT 18515
+#define PERF_DEF_SIZE_BW 65536
+#define PERF_DEF_SIZE_LAT 2
+#define PERF_DEF_ITERS 1000
+#define PERF_DEF_ITERS_WRITE_BW 5000
+#define PERF_DEF_TX_BW 128
+#define PERF_DEF_TX_LAT 1
+#define PERF_DEF_RX_SEND 512
+#define PERF_DEF_CQ_MOD 100
+#define PERF_DEF_MARGIN 2.0
+#define PERF_DEF_INLINE_WRITE 220
+#define PERF_DEF_INLINE_SEND 236
+#define PERF_MAX_SIZE (1u << 23)
+#define PERF_MIN_ITERS 5
+#define PERF_MAX_ITERS 100000000
+#define PERF_MAX_QPS 16384
+/* Above this many iterations the O(n^2) peak search is skipped (as perftest). */
+#define PERF_PEAK_MAX_ITERS 20000
+
+struct perf_opts {
+	enum perf_test test;
+	enum perf_mode mode;
+	enum perf_conn conn;
+	bool server;                 /* no address given */
+	const char *server_addr;
+	uint16_t tcp_port;
+	uint64_t size;
+	bool all_sizes;              /* -a: 2 .. 2^23 */
+	uint64_t iters;
+	double duration;             /* -D seconds; 0: -n iterations */
+	double margin;               /* -f: seconds left out at each end of -D */
+	unsigned qps;
+	unsigned tx_depth;
+	unsigned rx_depth;
+	unsigned cq_mod;
+	unsigned post_list;
+	int outs;                    /* -o: outstanding READ/atomic; 0: device max */
+	int inline_size;             /* -I; -1: perftest's default for the test */
+	bool atomic_cas;             /* -A CMP_AND_SWAP (default FETCH_AND_ADD) */
+	bool bidir;
+	bool gbits;                  /* --report_gbits */
+	bool no_peak;
+	bool json;
+	bool histogram;              /* -H: print every latency sample, sorted */
+	bool unsorted;               /* -U: print them in the order measured */
+	unsigned mtu;                /* -m IB MTU; 0: the port's */
+	int gid_index;
+	bool raw;                    /* --raw-l2 */
+	/* the port under test */
+	const char *ethdev;          /* name or id; NULL: the only one */
+	uint32_t ipv4;               /* host order */
+	uint8_t ipv4_prefix;
+	bool mac_set;
+	uint8_t mac[6];
+	const char *capture;
+};
+
+/* Parse perf options (what follows the EAL's "--"). @return 0, 1 after
+ * --help (exit 0), or -1 after printing an error. */
+int perf_options_parse(int argc, char **argv, struct perf_opts *o);
+void perf_usage(FILE *f, const char *prog);
+const char *perf_test_name(enum perf_test t);   /* perftest's: "RDMA_Write", ... */
+const char *perf_test_arg(enum perf_test t);    /* the --test value: "write", ... */
+const char *perf_conn_name(enum perf_conn c);
+/* The sizes to run, in order: *n of them into sizes[]. */
+unsigned perf_sizes(const struct perf_opts *o, uint64_t sizes[24]);
+/* Does the test report on this side (perftest: the server of a one-way
+ * WRITE/READ/atomic test only serves)? */
+bool perf_side_reports(const struct perf_opts *o);
+/* READ and atomics report a full round trip, the ping-pongs half of one. */
+unsigned perf_rtt_factor(const struct perf_opts *o);
+
+/* ---- timing ---- */
+
+/* The time base: the TSC, and the test's clock (-D windows, progress). */
+struct perf_clock {
+	uint64_t hz;
+	uint64_t start;              /* tsc at the start barrier */
+	uint64_t sample_start;       /* -D: measurement window */
+	uint64_t sample_end;
+	uint64_t end;                /* -D: stop here */
+	uint64_t next_progress;
+	uint64_t last_count;         /* progress and stall detection */
+	uint64_t last_change;
+};
+
+void perf_clock_start(struct perf_clock *c, const struct perf_opts *o);
+/* Call often from a test loop with the number of messages done so far:
+ * prints a progress line to stderr once a second, and fails (returns -1)
+ * after PERF_STALL_S seconds without progress. */
+int perf_clock_tick(struct perf_clock *c, uint64_t now, uint64_t count);
+#define PERF_STALL_S 10
+
+/* The -D measurement window: the count of messages and the TSC when the
+ * clock's sample window opens and closes. */
+struct perf_window {
+	uint64_t t0, t1, n0, n1;
+	bool open, done;
+};
+
+void perf_window_update(struct perf_window *w, const struct perf_clock *c, uint64_t now,
+			uint64_t count);
+/* Close the window at @p now if the run ended before it did.
+ * @return the seconds it spans (its messages: n1 - n0). */
+double perf_window_finish(struct perf_window *w, const struct perf_clock *c, uint64_t now,
+			  uint64_t count);
+
+/* ---- results ---- */
+
+struct perf_bw_result {
+	uint64_t size;
+	uint64_t iters;
+	double peak_Bps;             /* bytes per second; 0: not measured */
+	double avg_Bps;
+	double msg_rate;             /* messages per second */
+	/* raw-L2 only (frames of the port) */
+	double pps;
+	unsigned frames_per_msg;
+	unsigned frame_bytes;        /* the largest frame of a message */
+};
+
+struct perf_lat_result {
+	uint64_t size;
+	uint64_t iters;
+	bool duration;               /* -D: only t_avg and tps are known */
+	double t_min, t_max, t_typical, t_avg, t_stdev, t_p99, t_p999; /* usec */
+	double tps;
+};
+
+/* perftest's statistics. @p tposted: cycles at each post; the samples are
+ * the differences of consecutive posts, divided by perf_rtt_factor(). With
+ * -H or -U the samples are printed first, as perftest's. */
+int perf_lat_stats(const struct perf_opts *o, const uint64_t *tposted, uint64_t hz,
+		   struct perf_lat_result *r);
+/* Peak: the best average over any run of completions (perftest's search);
+ * average: all of them. */
+void perf_bw_stats(const uint64_t *tposted, const uint64_t *tcompleted, uint64_t n,
+		   unsigned cq_mod, bool peak, uint64_t hz, struct perf_bw_result *r);
+
+/* ---- output ---- */
+
+struct perf_info {
+	const char *device;          /* "droce0", or the ethdev's name for raw-L2 */
+	unsigned mtu;                /* bytes */
+	int gid_index;
+	int inline_size;
+	int outs;
+};
+
+void perf_report_begin(const struct perf_opts *o, const struct perf_info *info);
+/* One line per QP and side: the addresses exchanged (perftest's format). */
+void perf_report_dest(const struct perf_opts *o, bool local, uint32_t qpn, uint32_t psn,
+		      uint32_t rkey, uint64_t vaddr, const uint8_t gid[16]);
+void perf_report_table_head(const struct perf_opts *o);
+void perf_report_bw(const struct perf_opts *o, const struct perf_bw_result *r);
+void perf_report_lat(const struct perf_opts *o, const struct perf_lat_result *r);
+void perf_report_end(const struct perf_opts *o);
+
+/* ---- out-of-band exchange (TCP) ---- */
+
+struct perf_oob {
+	int fd;
+	uint64_t next_check;         /* tsc: when perf_oob_poll() reads the socket again */
+	size_t len;
+	char buf[4096];
+};
+
+/* Called while waiting for the peer: keeps the local engine running. */
+typedef void (*perf_idle_fn)(void *arg);
+
+/* Server: listen and accept one client; client: connect (retrying for a
+ * while, the server may still be starting). @return 0 or -1. */
+int perf_oob_open(struct perf_oob *b, const struct perf_opts *o);
+void perf_oob_close(struct perf_oob *b);
+int perf_oob_send(struct perf_oob *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Receive one line (without its '\n'). @p idle (if any) runs while
+ * nothing has arrived. @return 0, or -1 when the peer is gone. */
+int perf_oob_recv(struct perf_oob *b, char *line, size_t n, perf_idle_fn idle, void *arg);
+/* A line if one has arrived, without waiting (looks at the socket at most
+ * every few microseconds). @return 1 with a line, 0 without, -1 when the
+ * peer is gone. */
+int perf_oob_poll(struct perf_oob *b, char *line, size_t n);
+/* Wait for the line @p expect. @return 0, or -1 (gone, or another line). */
+int perf_oob_expect(struct perf_oob *b, const char *expect, perf_idle_fn idle, void *arg);
+/* Both sides meet here; each runs @p idle until the other arrives. */
+int perf_oob_sync(struct perf_oob *b, perf_idle_fn idle, void *arg);
+/* Client sends its test parameters, server checks them against its own:
+ * the two sides must run the same test. @return 0 or -1. */
+int perf_oob_check_params(struct perf_oob *b, const struct perf_opts *o);
+
+/* ---- the tests ---- */
+
+/* RDMA over a droce device attached to @p port_id. @return exit status. */
+int perf_rdma_main(const struct perf_opts *o, uint16_t port_id);
+/* Plain frames on the bare ethdev @p port_id. @return exit status. */
+int perf_raw_main(const struct perf_opts *o, uint16_t port_id);
+
+/* The frames a message of @p size takes at IB MTU @p mtu: RoCEv2 RC WRITE
+ * packets (Ethernet, IPv4, UDP, BTH, RETH on the first, ICRC). */
+unsigned perf_frames_per_msg(uint64_t size, unsigned mtu);
+unsigned perf_frame_len(uint64_t size, unsigned mtu, unsigned index);
+
+/* Wait until the ethdev's link is up. @return 0, or -1 after @p timeout_s. */
+int perf_wait_link(uint16_t port_id, double timeout_s);
+
+/* ---- --demo ---- */
+
+bool perf_demo_requested(int argc, char **argv);
+int perf_demo_main(int argc, char **argv);
+
+#endif /* DROCE_PERF_H */

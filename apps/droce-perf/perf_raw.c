@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * --raw-l2: what the port itself carries. The same message sizes go over
+ * the same ethdev as plain Ethernet frames, with rte_eth_tx_burst() and
+ * rte_eth_rx_burst() and nothing of droce (no droce device is attached in
+ * this mode), so every RDMA figure can be quoted as a fraction of it.
+ *
+ * A message of S bytes at IB MTU M becomes the frames RoCEv2 would send
+ * for an RDMA WRITE of S bytes: ceil(S / M) frames, each of Ethernet (14),
+ * IPv4 (20), UDP (8), BTH (12) and ICRC (4) bytes around its share of the
+ * payload, plus a RETH (16) on the first. The frames carry an ethertype of
+ * their own (0x88b5, IEEE local experimental) and a small header (message
+ * number, frame index); their payload bytes are not written or read, as
+ * in testpmd's txonly/rxonly: this is the port's ceiling, not a copy test.
+ *
+ * bw: one side sends as fast as the port takes frames; the receiver
+ * counts whole messages, and its figures are the result (both sides print
+ * them; -b sums both directions). Peak: the best run of cq-mod messages.
+ * lat: a message goes to the peer and back, as ib_write_lat's ping-pong:
+ * half the round trip (the full one with --test read or atomic).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "perf.h"
+
+#define RAW_ETHERTYPE 0x88b5
+#define RAW_BURST 32
+#define RAW_NB_MBUFS 4095
+#define RAW_NB_DESC 512
+#define RAW_DATA_ROOM 8192
+/* RoCEv2 framing: Ethernet, IPv4, UDP, BTH, ICRC; RETH on a WRITE's first. */
+#define ROCE_OVERHEAD (14 + 20 + 8 + 12 + 4)
+#define ROCE_RETH 16
+/* bw: after the sender is done, frames still missing this long are lost. */
+#define RAW_LOSS_MS 100
+
+/* What follows the Ethernet header of every frame. */
+struct raw_hdr {
+	rte_be32_t msg;              /* message number, from 1 */
+	rte_be16_t frame;            /* index in the message */
+	rte_be16_t frames;           /* frames in the message */
+} __rte_packed;
+
+struct raw {
+	const struct perf_opts *o;
+	uint16_t port;
+	unsigned mtu;
+	struct rte_mempool *mp;
+	bool started;
+	struct rte_ether_addr mac, peer;
+	struct perf_oob oob;
+	struct perf_clock clk;
+	uint64_t *tposted;           /* lat: per message sent; bw: per message received */
+	char name[RTE_ETH_NAME_MAX_LEN];
+};
+
+unsigned
+perf_frames_per_msg(uint64_t size, unsigned mtu)
+{
+	return size == 0 ? 1 : (unsigned)((size + mtu - 1) / mtu);
+}
+
+unsigned
+perf_frame_len(uint64_t size, unsigned mtu, unsigned index)
+{
+	uint64_t off = (uint64_t)index * mtu;
+	unsigned payload = size > off ? (unsigned)RTE_MIN(size - off, (uint64_t)mtu) : 0;
+
+	return ROCE_OVERHEAD + payload + (index == 0 ? ROCE_RETH : 0);
+}
+
+/* The warm-up's receiver: what arrives belongs to no test. (Measurements
+ * wait for their peer without touching the port: the frames that follow
+ * a meeting are the test's.) */
+static void
+raw_idle(void *arg)
+{
+	struct raw *w = arg;
+	struct rte_mbuf *m[RAW_BURST];
+	uint16_t n;
+
+	n = rte_eth_rx_burst(w->port, 0, m, RAW_BURST);
+	rte_pktmbuf_free_bulk(m, n);
+}
+
+static int
+raw_port_start(struct raw *w)
+{
+	struct rte_eth_conf conf = { 0 };
+	uint16_t nb_rxd = RAW_NB_DESC, nb_txd = RAW_NB_DESC;
+	int socket = rte_eth_dev_socket_id(w->port);
+	int rc;
+
+	if (socket < 0)
+		socket = SOCKET_ID_ANY;
+	w->mp = rte_pktmbuf_pool_create("perf_raw", RAW_NB_MBUFS, 256, 0,
+					RTE_PKTMBUF_HEADROOM + RAW_DATA_ROOM, socket);
+	if (w->mp == NULL) {
+		fprintf(stderr, PERF_NAME ": no mbuf pool: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	rc = rte_eth_dev_configure(w->port, 1, 1, &conf);
+	if (rc == 0)
+		rc = rte_eth_dev_adjust_nb_rx_tx_desc(w->port, &nb_rxd, &nb_txd);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(w->port, 0, nb_rxd, (unsigned)socket, NULL, w->mp);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(w->port, 0, nb_txd, (unsigned)socket, NULL);
+	/* Frames up to the largest RoCE frame; ports that set no MTU (memif)
+	 * pass any size. */
+	if (rc == 0)
+		rte_eth_dev_set_mtu(w->port, (uint16_t)(w->mtu + ROCE_OVERHEAD + ROCE_RETH -
+							RTE_ETHER_HDR_LEN));
+	if (rc == 0 && w->o->mac_set) {
+		memcpy(w->mac.addr_bytes, w->o->mac, sizeof(w->o->mac));
+		rc = rte_eth_dev_default_mac_addr_set(w->port, &w->mac);
+		/* a port that keeps its MAC (memif) still sends ours (as droce does) */
+		if (rc == -ENOTSUP)
+			rc = 0;
+	} else if (rc == 0) {
+		rc = rte_eth_macaddr_get(w->port, &w->mac);
+	}
+	if (rc == 0)
+		rc = rte_eth_dev_start(w->port);
+	w->started = rc == 0;
+	if (rc != 0) {
+		fprintf(stderr, PERF_NAME ": cannot start ethdev %u: %s\n", w->port, strerror(-rc));
+		return -1;
+	}
+	rte_eth_dev_get_name_by_port(w->port, w->name);
+	return 0;
+}
+
+static int
+raw_exchange_mac(struct raw *w)
+{
+	char mac[RTE_ETHER_ADDR_FMT_SIZE], line[64];
+
+	rte_ether_format_addr(mac, sizeof(mac), &w->mac);
+	if (perf_oob_send(&w->oob, "MAC %s", mac) != 0 ||
+	    perf_oob_recv(&w->oob, line, sizeof(line), NULL, NULL) != 0)
+		return -1;
+	if (strncmp(line, "MAC ", 4) != 0 || rte_ether_unformat_addr(line + 4, &w->peer) != 0) {
+		fprintf(stderr, PERF_NAME ": bad MAC line from the peer: '%s'\n", line);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- frames ---- */
+
+/* Where a sender is: the next frame to build. */
+struct raw_tx {
+	uint64_t size;
+	unsigned frames;             /* per message */
+	uint64_t msg;                /* number of the message being built */
+	unsigned frame;              /* its next frame */
+	uint16_t n;                  /* frames built, not yet taken by the port */
+	struct rte_mbuf *pkts[RAW_BURST];
+};
+
+static int
+raw_build(struct raw *w, struct raw_tx *t, uint16_t count)
+{
+	struct rte_mbuf **m = t->pkts + t->n;
+	uint16_t i;
+
+	if (rte_pktmbuf_alloc_bulk(w->mp, m, count) != 0)
+		return 0;
+	for (i = 0; i < count; i++) {
+		unsigned len = perf_frame_len(t->size, w->mtu, t->frame);
+		struct rte_ether_hdr *eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m[i], (uint16_t)len);
+		struct raw_hdr *h = (struct raw_hdr *)(eh + 1);
+
+		rte_ether_addr_copy(&w->peer, &eh->dst_addr);
+		rte_ether_addr_copy(&w->mac, &eh->src_addr);
+		eh->ether_type = rte_cpu_to_be_16(RAW_ETHERTYPE);
+		h->msg = rte_cpu_to_be_32((uint32_t)t->msg);
+		h->frame = rte_cpu_to_be_16((uint16_t)t->frame);
+		h->frames = rte_cpu_to_be_16((uint16_t)t->frames);
+		if (++t->frame == t->frames) {
+			t->frame = 0;
+			t->msg++;
+		}
+	}
+	t->n += count;
+	return count;
+}
+
+/* Hand the built frames to the port. @return frames taken. */
+static uint16_t
+raw_push(struct raw *w, struct raw_tx *t)
+{
+	uint16_t k = rte_eth_tx_burst(w->port, 0, t->pkts, t->n);
+
+	if (k < t->n)
+		memmove(t->pkts, t->pkts + k, (t->n - k) * sizeof(t->pkts[0]));
+	t->n -= k;
+	return k;
+}
+
+/* Whole messages received. */
+struct raw_rx {
+	uint64_t msgs;
+	uint64_t frames;
+	uint64_t last_msg;           /* number of the last message completed */
+	uint64_t first_tsc, last_tsc;
+};
+
+/* Receive a burst; count frames of ours, and messages whose last frame
+ * came. @p stamps (bw) gets the TSC of each message completed. */
+static uint16_t
+raw_receive(struct raw *w, struct raw_rx *x, uint64_t *stamps, uint64_t max_stamps)
+{
+	struct rte_mbuf *m[RAW_BURST];
+	uint16_t n = rte_eth_rx_burst(w->port, 0, m, RAW_BURST), i;
+	uint64_t now = n > 0 ? rte_rdtsc() : 0;
+
+	for (i = 0; i < n; i++) {
+		const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m[i], const struct rte_ether_hdr *);
+		const struct raw_hdr *h = (const struct raw_hdr *)(eh + 1);
+
+		/* only the peer's frames: a port may also hand back our own */
+		if (rte_pktmbuf_data_len(m[i]) < sizeof(*eh) + sizeof(*h) ||
+		    eh->ether_type != rte_cpu_to_be_16(RAW_ETHERTYPE) ||
+		    !rte_is_same_ether_addr(&eh->src_addr, &w->peer))
+			continue;
+		x->frames++;
+		if (rte_be_to_cpu_16(h->frame) + 1 != rte_be_to_cpu_16(h->frames))
+			continue;
+		if (x->msgs == 0)
+			x->first_tsc = now;
+		x->last_tsc = now;
+		if (stamps != NULL && x->msgs < max_stamps)
+			stamps[x->msgs] = now;
+		x->msgs++;
+		x->last_msg = rte_be_to_cpu_32(h->msg);
+	}
+	rte_pktmbuf_free_bulk(m, n);
+	return n;
+}
+
+/* ---- bandwidth ---- */
+
+/* Peak: the best run of @p win messages among the completion stamps. */
+static double
+raw_peak(const uint64_t *t, uint64_t n, unsigned win, uint64_t hz, uint64_t size)
+{
+	uint64_t best = 0, i;
+
+	for (i = win; i < n; i += win)
+		if (best == 0 || t[i] - t[i - win] < best)
+			best = t[i] - t[i - win];
+	return best > 0 ? (double)size * win * (double)hz / (double)best : 0;
+}
+
+/* Frames still to build: up to @p iters messages (0: -D, no limit), and
+ * once -D is @p stopping, only the rest of the message begun. */
+static uint64_t
+raw_frames_left(const struct raw_tx *t, uint64_t iters, bool stopping)
+{
+	if (stopping)
+		return t->frame == 0 ? 0 : t->frames - t->frame;
+	if (iters == 0)
+		return UINT64_MAX;
+	return (iters - (t->msg - 1)) * t->frames - t->frame;
+}
+
+/* Drop what is left in the receive queue: after the end meeting the peer
+ * sends nothing more, so this empties it for the next size. */
+static void
+raw_drain(struct raw *w)
+{
+	struct rte_mbuf *m[RAW_BURST];
+	uint16_t n;
+
+	while ((n = rte_eth_rx_burst(w->port, 0, m, RAW_BURST)) > 0)
+		rte_pktmbuf_free_bulk(m, n);
+}
+
+static int
+raw_bw_loop(struct raw *w, struct raw_tx *t, struct raw_rx *x, bool tx, bool rx,
+	    struct perf_window *win, uint64_t *sent)
+{
+	const struct perf_opts *o = w->o;
+	bool dur = o->duration > 0, tx_done = !tx, rx_done = !rx, peer_done = false;
+	uint64_t stamps = dur ? 0 : o->iters, quiet_since = 0, lost_after, peer_sent = 0;
+	char line[64];
+
+	lost_after = w->clk.hz / 1000 * RAW_LOSS_MS;
+	while (!tx_done || !rx_done) {
+		uint64_t now = rte_rdtsc();
+		bool stopping = dur && now >= w->clk.end;
+
+		if (dur)
+			perf_window_update(win, &w->clk, now, x->msgs);
+		if (!tx_done) {
+			uint64_t left = raw_frames_left(t, dur ? 0 : o->iters, stopping);
+			uint16_t room = (uint16_t)(RAW_BURST - t->n);
+
+			if (left > 0 && room > 0)
+				raw_build(w, t, (uint16_t)RTE_MIN((uint64_t)room, left));
+			raw_push(w, t);
+			if (t->n == 0 && raw_frames_left(t, dur ? 0 : o->iters, stopping) == 0) {
+				tx_done = true;
+				*sent = t->msg - 1;
+				if (perf_oob_send(&w->oob, "DONE %" PRIu64, *sent) != 0)
+					return -1;
+			}
+		}
+		if (!rx_done) {
+			int got;
+
+			if (raw_receive(w, x, w->tposted, stamps) > 0)
+				quiet_since = now;
+			got = peer_done ? 0 : perf_oob_poll(&w->oob, line, sizeof(line));
+			if (got < 0)
+				return -1;
+			if (got > 0) {
+				if (sscanf(line, "DONE %" SCNu64, &peer_sent) != 1) {
+					fprintf(stderr, PERF_NAME ": the peer is out of step ('%s')\n", line);
+					return -1;
+				}
+				peer_done = true;
+				quiet_since = now;
+			}
+			/* Everything came; or the sender is done and the rest is lost. */
+			if (peer_done && (dur || x->last_msg == peer_sent || now - quiet_since > lost_after)) {
+				rx_done = true;
+				if (!dur && x->msgs < peer_sent)
+					fprintf(stderr, PERF_NAME ": %" PRIu64 " of %" PRIu64
+						" messages lost on the port\n", peer_sent - x->msgs, peer_sent);
+			}
+		}
+		if (perf_clock_tick(&w->clk, now, tx ? t->msg : x->msgs) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+raw_bw(struct raw *w, uint64_t size)
+{
+	const struct perf_opts *o = w->o;
+	bool tx = !o->server || o->bidir, rx = o->server || o->bidir;
+	struct raw_tx t = { .size = size, .frames = perf_frames_per_msg(size, w->mtu), .msg = 1 };
+	struct raw_rx x = { 0 };
+	struct perf_window win = { 0 };
+	struct perf_bw_result res = {
+		.size = size,
+		.frames_per_msg = t.frames,
+		.frame_bytes = perf_frame_len(size, w->mtu, 0),
+	};
+	uint64_t sent = 0;
+	char line[256];
+	double secs;
+
+	if (perf_oob_sync(&w->oob, NULL, NULL) != 0)
+		return -1;
+	perf_clock_start(&w->clk, o);
+	if (raw_bw_loop(w, &t, &x, tx, rx, &win, &sent) != 0)
+		return -1;
+	if (o->duration > 0) {
+		secs = perf_window_finish(&win, &w->clk, rte_rdtsc(), x.msgs);
+		res.iters = win.n1 - win.n0;
+	} else {
+		secs = (double)(x.last_tsc - x.first_tsc) / (double)w->clk.hz;
+		res.iters = x.msgs;
+		if (!o->no_peak)
+			res.peak_Bps = raw_peak(w->tposted, RTE_MIN(x.msgs, o->iters), o->cq_mod,
+						w->clk.hz, size);
+	}
+	if (rx && secs > 0) {
+		res.avg_Bps = (double)size * (double)res.iters / secs;
+		res.msg_rate = (double)res.iters / secs;
+		res.pps = res.msg_rate * t.frames;
+	}
+	rte_pktmbuf_free_bulk(t.pkts, t.n);
+	if (perf_oob_sync(&w->oob, NULL, NULL) != 0)
+		return -1;
+	raw_drain(w);
+	/* The receiver's figures are the result: swap them, and add them up
+	 * with -b. */
+	if (perf_oob_send(&w->oob, "RESULT %.17g %.17g %.17g %.17g %" PRIu64, res.peak_Bps,
+			  res.avg_Bps, res.msg_rate, res.pps, res.iters) != 0 ||
+	    perf_oob_recv(&w->oob, line, sizeof(line), NULL, NULL) != 0)
+		return -1;
+	if (!rx || o->bidir) {
+		struct perf_bw_result p;
+
+		if (sscanf(line, "RESULT %lg %lg %lg %lg %" SCNu64, &p.peak_Bps, &p.avg_Bps,
+			   &p.msg_rate, &p.pps, &p.iters) != 5) {
+			fprintf(stderr, PERF_NAME ": bad result line from the peer: '%s'\n", line);
+			return -1;
+		}
+		res.peak_Bps += p.peak_Bps;
+		res.avg_Bps += p.avg_Bps;
+		res.msg_rate += p.msg_rate;
+		res.pps += p.pps;
+		res.iters = rx ? res.iters + p.iters : p.iters;
+	}
+	perf_report_bw(o, &res);
+	return 0;
+}
+
+/* ---- latency ---- */
+
+struct raw_lat {
+	struct raw *w;
+	struct raw_tx t;
+	struct raw_rx x;
+	struct perf_window win;
+	bool stopped;
+	uint64_t scnt;
+};
+
+static int
+raw_lat_tick(struct raw_lat *l, uint64_t now)
+{
+	if (l->w->o->duration > 0) {
+		perf_window_update(&l->win, &l->w->clk, now, l->scnt);
+		if (now >= l->w->clk.end)
+			l->stopped = true;
+	}
+	return perf_clock_tick(&l->w->clk, now, l->scnt);
+}
+
+/* Send message number scnt + 1 whole. */
+static int
+raw_lat_send(struct raw_lat *l)
+{
+	uint64_t now = rte_rdtsc();
+	unsigned left = l->t.frames;
+
+	if (l->w->o->duration == 0)
+		l->w->tposted[l->scnt] = now;
+	l->scnt++;
+	while (left > 0 || l->t.n > 0) {
+		if (left > 0) {
+			uint16_t k = (uint16_t)RTE_MIN(left, (unsigned)(RAW_BURST - l->t.n));
+
+			left -= (unsigned)raw_build(l->w, &l->t, k);
+		}
+		raw_push(l->w, &l->t);
+	}
+	return raw_lat_tick(l, now);
+}
+
+/* Wait until message @p n has come whole. @return 1, 0 when -D ran out, -1. */
+static int
+raw_lat_wait(struct raw_lat *l, uint64_t n)
+{
+	while (l->x.msgs < n) {
+		raw_receive(l->w, &l->x, NULL, 0);
+		if (raw_lat_tick(l, rte_rdtsc()) != 0)
+			return -1;
+		if (l->stopped)
+			return 0;
+	}
+	return 1;
+}
+
+static int
+raw_lat(struct raw *w, uint64_t size)
+{
+	const struct perf_opts *o = w->o;
+	struct raw_lat l = { .w = w };
+	struct perf_lat_result res = { .size = size };
+	bool client = !o->server, dur = o->duration > 0;
+	uint64_t rcnt = 0;
+	int rc = 1;
+
+	l.t.size = size;
+	l.t.frames = perf_frames_per_msg(size, w->mtu);
+	l.t.msg = 1;
+	if (perf_oob_sync(&w->oob, NULL, NULL) != 0)
+		return -1;
+	perf_clock_start(&w->clk, o);
+	while (dur ? !l.stopped : (l.scnt < o->iters || rcnt < o->iters)) {
+		if ((dur || rcnt < o->iters) && !(l.scnt < 1 && client)) {
+			rc = raw_lat_wait(&l, rcnt + 1);
+			if (rc <= 0)
+				break;
+			rcnt++;
+		}
+		if ((dur || l.scnt < o->iters) && raw_lat_send(&l) != 0)
+			return -1;
+	}
+	if (rc < 0)
+		return -1;
+	if (dur) {
+		double secs = perf_window_finish(&l.win, &w->clk, rte_rdtsc(), l.scnt);
+		uint64_t n = l.win.n1 - l.win.n0;
+
+		res.duration = true;
+		res.iters = n;
+		if (n > 0 && secs > 0) {
+			res.t_avg = secs * 1e6 / (double)n / perf_rtt_factor(o);
+			res.tps = (double)n / secs;
+		}
+	} else if (perf_lat_stats(o, w->tposted, w->clk.hz, &res) != 0) {
+		fprintf(stderr, PERF_NAME ": no memory for the latency statistics\n");
+		return -1;
+	}
+	res.size = size;
+	if (perf_oob_sync(&w->oob, NULL, NULL) != 0)
+		return -1;
+	raw_drain(w);
+	perf_report_lat(o, &res);
+	return 0;
+}
+
+/* ---- the run ---- */
+
+/*
+ * Frames nobody times, both ways, before the first measurement: the first
+ * pass through a port's rings is slow (memif's buffers are faulted in page
+ * by page). WARM_UP_FRAMES of the largest size fill every buffer of a ring
+ * of up to that many slots; both sides drain what comes meanwhile.
+ */
+#define WARM_UP_FRAMES 2048
+
+static int
+raw_warm_up(struct raw *w)
+{
+	struct raw_tx t = { .size = w->mtu, .frames = 1, .msg = 1 };
+	uint64_t give_up = rte_rdtsc() + rte_get_tsc_hz() * PERF_STALL_S;
+
+	while (t.msg <= WARM_UP_FRAMES || t.n > 0) {
+		if (t.msg <= WARM_UP_FRAMES && t.n < RAW_BURST)
+			raw_build(w, &t, (uint16_t)RTE_MIN((uint64_t)(RAW_BURST - t.n),
+							   WARM_UP_FRAMES + 1 - t.msg));
+		raw_push(w, &t);
+		raw_idle(w);
+		if (rte_rdtsc() > give_up) {
+			fprintf(stderr, PERF_NAME ": the port takes no frames\n");
+			rte_pktmbuf_free_bulk(t.pkts, t.n);
+			return -1;
+		}
+	}
+	if (perf_oob_sync(&w->oob, raw_idle, w) != 0)
+		return -1;
+	raw_drain(w);
+	return 0;
+}
+
+static int
+raw_run(struct raw *w)
+{
+	const struct perf_opts *o = w->o;
+	struct perf_info info = { .device = w->name, .mtu = w->mtu };
+	uint64_t sizes[24];
+	unsigned nsizes, i;
+
+	if (raw_port_start(w) != 0 || perf_oob_open(&w->oob, o) != 0 ||
+	    perf_oob_check_params(&w->oob, o) != 0 || raw_exchange_mac(w) != 0)
+		return -1;
+	w->tposted = calloc(o->duration > 0 ? 1 : o->iters, sizeof(uint64_t));
+	if (w->tposted == NULL) {
+		fprintf(stderr, PERF_NAME ": no memory for %" PRIu64 " timestamps\n", o->iters);
+		return -1;
+	}
+	perf_report_begin(o, &info);
+	if (perf_wait_link(w->port, PERF_STALL_S) != 0 || raw_warm_up(w) != 0)
+		return -1;
+	perf_report_table_head(o);
+	nsizes = perf_sizes(o, sizes);
+	for (i = 0; i < nsizes; i++)
+		if ((o->mode == PERF_BW ? raw_bw(w, sizes[i]) : raw_lat(w, sizes[i])) != 0)
+			return -1;
+	perf_report_end(o);
+	return perf_oob_sync(&w->oob, NULL, NULL);
+}
+
+int
+perf_raw_main(const struct perf_opts *o, uint16_t port_id)
+{
+	struct raw w = {
+		.o = o,
+		.port = port_id,
+		.mtu = o->mtu ? o->mtu : 4096,
+		.oob = { .fd = -1 },
+	};
+	int rc = raw_run(&w);
+
+	if (w.started)
+		rte_eth_dev_stop(w.port);
+	if (w.mp != NULL) {
+		rte_eth_dev_close(w.port);
+		rte_mempool_free(w.mp);
+	}
+	perf_oob_close(&w.oob);
+	free(w.tposted);
+	return rc == 0 ? 0 : 1;
+}

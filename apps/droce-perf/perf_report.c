@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What droce-perf prints, and how the numbers are made: perftest's
+ * banner, address lines and result tables (perftest_parameters.[ch]:
+ * ctx_print_test_info, print_report_bw, print_report_lat), so a run can
+ * be compared line by line with perftest's; the same figures as JSON with
+ * --json; a progress line on stderr every second of a long run.
+ *
+ * Units as perftest's: MB/sec is 2^20 bytes per second, Gb/sec 10^9 bits
+ * per second, MsgRate millions of messages per second, latencies in
+ * microseconds from the TSC.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+
+#include "perf.h"
+
+#define RESULT_LINE "---------------------------------------------------------------------------------------\n"
+
+/* ---- the clock ---- */
+
+void
+perf_clock_start(struct perf_clock *c, const struct perf_opts *o)
+{
+	memset(c, 0, sizeof(*c));
+	c->hz = rte_get_tsc_hz();
+	c->start = rte_rdtsc();
+	if (o->duration > 0) {
+		c->sample_start = c->start + (uint64_t)(o->margin * (double)c->hz);
+		c->sample_end = c->start + (uint64_t)((o->duration - o->margin) * (double)c->hz);
+		c->end = c->start + (uint64_t)(o->duration * (double)c->hz);
+	}
+	c->next_progress = c->start + c->hz;
+	c->last_change = c->start;
+}
+
+int
+perf_clock_tick(struct perf_clock *c, uint64_t now, uint64_t count)
+{
+	if (now < c->next_progress)
+		return 0;
+	c->next_progress += c->hz;
+	if (count != c->last_count) {
+		c->last_count = count;
+		c->last_change = now;
+	} else if (now - c->last_change > PERF_STALL_S * c->hz) {
+		fprintf(stderr, PERF_NAME ": no progress for %d s (the peer is gone, or packets "
+			"are lost for good): giving up\n", PERF_STALL_S);
+		return -1;
+	}
+	fprintf(stderr, PERF_NAME ": %.1f s, %" PRIu64 " msgs\n",
+		(double)(now - c->start) / (double)c->hz, count);
+	return 0;
+}
+
+void
+perf_window_update(struct perf_window *w, const struct perf_clock *c, uint64_t now,
+		   uint64_t count)
+{
+	if (!w->open && !w->done && now >= c->sample_start) {
+		w->open = true;
+		w->t0 = now;
+		w->n0 = count;
+	} else if (w->open && now >= c->sample_end) {
+		w->open = false;
+		w->done = true;
+		w->t1 = now;
+		w->n1 = count;
+	}
+}
+
+double
+perf_window_finish(struct perf_window *w, const struct perf_clock *c, uint64_t now,
+		   uint64_t count)
+{
+	if (!w->done) {
+		if (!w->open) {
+			w->t0 = c->start;
+			w->n0 = 0;
+		}
+		w->open = false;
+		w->done = true;
+		w->t1 = now;
+		w->n1 = count;
+	}
+	return w->t1 > w->t0 ? (double)(w->t1 - w->t0) / (double)c->hz : 0;
+}
+
+/* ---- statistics ---- */
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* perftest leaves the two largest samples out (LAT_MEASURE_TAIL). */
+#define LAT_TAIL 2
+
+static void
+print_samples(const struct perf_opts *o, const uint64_t *d, uint64_t n, double unit)
+{
+	uint64_t i;
+
+	if (o->json)
+		return;
+	printf("#, usec\n");
+	for (i = 0; i < n; i++)
+		printf("%" PRIu64 ", %g\n", i + 1, (double)d[i] / unit);
+}
+
+int
+perf_lat_stats(const struct perf_opts *o, const uint64_t *tposted, uint64_t hz,
+	       struct perf_lat_result *r)
+{
+	uint64_t iters = o->iters, n = iters - 1, cnt, i, median;
+	double unit = (double)hz / 1e6 * perf_rtt_factor(o), sum = 0, var = 0;
+	uint64_t *d;
+
+	d = malloc(n * sizeof(*d));
+	if (d == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		d[i] = tposted[i + 1] - tposted[i];
+	if (o->unsorted)
+		print_samples(o, d, n, unit);
+	qsort(d, n, sizeof(*d), cmp_u64);
+	cnt = n - LAT_TAIL;
+	if (o->histogram)
+		print_samples(o, d, cnt, unit);
+	median = (cnt - 1) % 2 ? (d[cnt / 2] + d[cnt / 2 - 1]) / 2 : d[cnt / 2];
+	for (i = 0; i < cnt; i++)
+		sum += (double)d[i] / unit;
+	r->t_avg = sum / (double)cnt;
+	for (i = 0; i < cnt; i++) {
+		double dev = (double)d[i] / unit - r->t_avg;
+
+		var += dev * dev;
+	}
+	r->iters = iters;
+	r->duration = false;
+	r->t_min = (double)d[0] / unit;
+	r->t_max = (double)d[cnt] / unit;
+	r->t_typical = (double)median / unit;
+	r->t_stdev = sqrt(var / (double)cnt);
+	r->t_p99 = (double)d[(uint64_t)ceil((double)cnt * 0.99)] / unit;
+	r->t_p999 = (double)d[(uint64_t)ceil((double)cnt * 0.999)] / unit;
+	r->tps = 0;
+	free(d);
+	return 0;
+}
+
+void
+perf_bw_stats(const uint64_t *tposted, const uint64_t *tcompleted, uint64_t n,
+	      unsigned cq_mod, bool peak, uint64_t hz, struct perf_bw_result *r)
+{
+	double secs = (double)(tcompleted[n - 1] - tposted[0]) / (double)hz;
+	uint64_t best = tcompleted[0] - tposted[0], i, j;
+
+	r->iters = n;
+	r->avg_Bps = (double)r->size * (double)n / secs;
+	r->msg_rate = (double)n / secs;
+	r->peak_Bps = 0;
+	if (!peak)
+		return;
+	/* The shortest time per message over any run of messages that ends at
+	 * a completion (perftest's search, completions every cq_mod). */
+	for (i = 0; i < n; i++) {
+		for (j = (i + cq_mod) / cq_mod * cq_mod - 1; j < n; j += cq_mod) {
+			uint64_t t = (tcompleted[j] - tposted[i]) / (j - i + 1);
+
+			if (t < best)
+				best = t;
+		}
+		if (n % cq_mod) {
+			uint64_t t = (tcompleted[n - 1] - tposted[i]) / (n - i);
+
+			if (t < best)
+				best = t;
+		}
+	}
+	if (best > 0)
+		r->peak_Bps = (double)r->size * (double)hz / (double)best;
+}
+
+/* ---- printing ---- */
+
+static bool json_first;
+
+static const char *
+mode_name(const struct perf_opts *o)
+{
+	return o->mode == PERF_BW ? (o->bidir ? "Bidirectional BW" : "BW") : "Latency";
+}
+
+void
+perf_report_begin(const struct perf_opts *o, const struct perf_info *info)
+{
+	if (o->json) {
+		printf("{\n  \"test_info\": {\n"
+		       "    \"test\": \"%s\",\n    \"mode\": \"%s\",\n    \"raw_l2\": %s,\n"
+		       "    \"side\": \"%s\",\n    \"device\": \"%s\",\n"
+		       "    \"connection\": \"%s\",\n    \"qps\": %u,\n    \"mtu\": %u,\n"
+		       "    \"tx_depth\": %u,\n    \"cq_mod\": %u,\n    \"duration\": %g,\n"
+		       "    \"bw_unit\": \"%s\",\n    \"lat_unit\": \"usec\"\n  },\n"
+		       "  \"results\": [",
+		       perf_test_name(o->test), mode_name(o), o->raw ? "true" : "false",
+		       o->server ? "server" : "client", info->device, perf_conn_name(o->conn),
+		       o->qps, info->mtu, o->tx_depth, o->cq_mod, o->duration,
+		       o->gbits ? "Gb/sec" : "MB/sec");
+		json_first = true;
+		fflush(stdout);
+		return;
+	}
+	printf(RESULT_LINE);
+	if (o->raw)
+		printf("                    Raw_L2 %s Test (%s frames)\n", mode_name(o),
+		       perf_test_name(o->test));
+	else
+		printf("                    %s %s%s Test\n", perf_test_name(o->test),
+		       o->test == PERF_ATOMIC ? (o->atomic_cas ? "CMP_AND_SWAP " : "FETCH_AND_ADD ") : "",
+		       mode_name(o));
+	printf(" Dual-port       : OFF\t\tDevice         : %s\n", info->device);
+	printf(" Number of qps   : %u\t\tTransport type : %s\n", o->qps, o->raw ? "Raw Ethernet" : "IB");
+	printf(" Connection type : %s\t\tUsing SRQ      : OFF\n", o->raw ? "RawEth" : perf_conn_name(o->conn));
+	if (!o->server || o->bidir)
+		printf(" TX depth        : %u\n", o->tx_depth);
+	if (o->test == PERF_SEND && (o->server || o->bidir))
+		printf(" RX depth        : %u\n", o->rx_depth);
+	if (o->mode == PERF_BW)
+		printf(" CQ Moderation   : %u\n", o->cq_mod);
+	printf(" Mtu             : %u[B]\n", info->mtu);
+	printf(" Link type       : Ethernet\n");
+	if (!o->raw) {
+		printf(" GID index       : %d\n", info->gid_index);
+		if (o->test == PERF_READ || o->test == PERF_ATOMIC)
+			printf(" Outstand reads  : %d\n", info->outs);
+		else
+			printf(" Max inline data : %d[B]\n", info->inline_size);
+		printf(" rdma_cm QPs\t : OFF\n");
+	}
+	printf(" Data ex. method : Ethernet\n");
+	printf(RESULT_LINE);
+	fflush(stdout);
+}
+
+void
+perf_report_dest(const struct perf_opts *o, bool local, uint32_t qpn, uint32_t psn,
+		 uint32_t rkey, uint64_t vaddr, const uint8_t gid[16])
+{
+	int i;
+
+	if (o->json)
+		return;
+	printf(" %s address: LID 0000 QPN %#06x PSN %#08x RKey %#08x VAddr %#016" PRIx64 "\n",
+	       local ? "local" : "remote", qpn, psn, rkey, vaddr);
+	/* perftest prints the GID's bytes in decimal */
+	printf(" GID: ");
+	for (i = 0; i < 16; i++)
+		printf("%02d%c", gid[i], i == 15 ? '\n' : ':');
+}
+
+void
+perf_report_table_head(const struct perf_opts *o)
+{
+	if (o->json)
+		return;
+	printf(RESULT_LINE);
+	if (o->mode == PERF_LAT && o->duration > 0)
+		printf(" #bytes        #iterations       t_avg[usec]    tps average\n");
+	else if (o->mode == PERF_LAT)
+		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
+		       "t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% percentile[usec] \n");
+	else
+		printf(" #bytes     #iterations    BW peak[%s]    BW average[%s]   MsgRate[Mpps]%s\n",
+		       o->gbits ? "Gb/sec" : "MB/sec", o->gbits ? "Gb/sec" : "MB/sec",
+		       o->raw ? "   Frames/msg   FrameRate[Mpps]" : "");
+	fflush(stdout);
+}
+
+static void
+json_row_start(void)
+{
+	printf("%s\n    {", json_first ? "" : ",");
+	json_first = false;
+}
+
+void
+perf_report_bw(const struct perf_opts *o, const struct perf_bw_result *r)
+{
+	double f = o->gbits ? 125000000.0 : 1048576.0;
+	double peak = r->peak_Bps / f, avg = r->avg_Bps / f, mr = r->msg_rate / 1e6;
+
+	if (o->json) {
+		json_row_start();
+		printf("\"bytes\": %" PRIu64 ", \"iterations\": %" PRIu64 ", \"bw_peak\": %.6f, "
+		       "\"bw_average\": %.6f, \"msg_rate_mpps\": %.6f, \"bw_average_gbps\": %.6f",
+		       r->size, r->iters, peak, avg, mr, r->avg_Bps * 8 / 1e9);
+		if (o->raw)
+			printf(", \"frames_per_msg\": %u, \"frame_bytes\": %u, \"frame_rate_mpps\": %.6f",
+			       r->frames_per_msg, r->frame_bytes, r->pps / 1e6);
+		printf("}");
+	} else {
+		/* perftest's REPORT_FMT, and REPORT_FMT_EXT for tiny Gb/sec figures */
+		if (o->gbits && avg < 0.1)
+			printf(" %-7" PRIu64 "    %" PRIu64 "           %-7.6lf            %-7.6lf            %-7.6lf",
+			       r->size, r->iters, peak, avg, mr);
+		else
+			printf(" %-7" PRIu64 "    %-10" PRIu64 "       %-7.2lf            %-7.2lf\t\t   %-7.6lf",
+			       r->size, r->iters, peak, avg, mr);
+		if (o->raw)
+			printf("      %-7u      %-7.6lf", r->frames_per_msg, r->pps / 1e6);
+		printf("\n");
+	}
+	fflush(stdout);
+}
+
+void
+perf_report_lat(const struct perf_opts *o, const struct perf_lat_result *r)
+{
+	if (o->json) {
+		json_row_start();
+		if (r->duration)
+			printf("\"bytes\": %" PRIu64 ", \"iterations\": %" PRIu64 ", \"t_avg\": %.6f, "
+			       "\"tps\": %.6f}", r->size, r->iters, r->t_avg, r->tps);
+		else
+			printf("\"bytes\": %" PRIu64 ", \"iterations\": %" PRIu64 ", \"t_min\": %.6f, "
+			       "\"t_max\": %.6f, \"t_typical\": %.6f, \"t_avg\": %.6f, \"t_stdev\": %.6f, "
+			       "\"t_p99\": %.6f, \"t_p99_9\": %.6f}",
+			       r->size, r->iters, r->t_min, r->t_max, r->t_typical, r->t_avg, r->t_stdev,
+			       r->t_p99, r->t_p999);
+	} else if (r->duration) {
+		printf(" %-7" PRIu64 "       %" PRIu64 "            %-7.2f        %-7.2f\n",
+		       r->size, r->iters, r->t_avg, r->tps);
+	} else {
+		printf(" %-7" PRIu64 " %" PRIu64 "          %-7.2f        %-7.2f      %-7.2f  \t       "
+		       "%-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f\n",
+		       r->size, r->iters, r->t_min, r->t_max, r->t_typical, r->t_avg, r->t_stdev,
+		       r->t_p99, r->t_p999);
+	}
+	fflush(stdout);
+}
+
+void
+perf_report_end(const struct perf_opts *o)
+{
+	if (o->json)
+		printf("\n  ]\n}\n");
+	else
+		printf(RESULT_LINE);
+	fflush(stdout);
+}
