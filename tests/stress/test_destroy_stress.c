@@ -17,10 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "droce_test.h"
 
 #define BUF 65536
 #define DEPTH 32
@@ -62,37 +63,13 @@ make_qp(struct ibv_cq *cq)
 	return qp;
 }
 
+/* ~1 ms ACK timeout: timers fire within a cycle. */
 static void
-connect_qp(struct ibv_qp *qp, enum ibv_qp_type t, uint32_t dqpn)
+connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = ACCESS };
-	int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	int rts = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN;
+	struct droce_test_path p = { .dqpn = dqpn, .dgid = gid, .timeout = 8 };
 
-	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			    IBV_QP_ACCESS_FLAGS) == 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.port_num = 1;
-	if (t != IBV_QPT_XRC_SEND)
-		rtr |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	CHECK(ibv_modify_qp(qp, &a, rtr) == 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 8;   /* ~1 ms: timers fire within a cycle */
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	if (t != IBV_QPT_XRC_RECV)
-		rts |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-	CHECK(ibv_modify_qp(qp, &a, rts) == 0);
+	CHECK(droce_test_connect(qp, &p) == 0);
 }
 
 /* Post a random mix; @return how many work requests were accepted. */
@@ -148,11 +125,10 @@ static unsigned
 drain(struct ibv_cq *cq, unsigned want, double seconds)
 {
 	struct ibv_wc wc[16];
-	struct timespec t0, t;
+	double end = droce_test_now() + seconds;
 	unsigned got = 0;
 	int n;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		n = ibv_poll_cq(cq, 16, wc);
 		CHECK(n >= 0);
@@ -170,8 +146,7 @@ drain(struct ibv_cq *cq, unsigned want, double seconds)
 		got += (unsigned)n;
 		if (n > 0)
 			continue;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (got >= want || t.tv_sec - t0.tv_sec + (t.tv_nsec - t0.tv_nsec) / 1e9 > seconds)
+		if (got >= want || droce_test_now() > end)
 			return got;
 	}
 }
@@ -196,8 +171,8 @@ rc_cycle(void)
 	CHECK(cq != NULL);
 	a = make_qp(cq);
 	b = make_qp(cq);
-	connect_qp(a, IBV_QPT_RC, b->qp_num);
-	connect_qp(b, IBV_QPT_RC, a->qp_num);
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
 	/* Sometimes too few receives: RNR waits are armed at destroy time. */
 	posted += post_recvs(a, NULL, rnd(DEPTH));
 	posted += post_recvs(b, NULL, rnd(DEPTH));
@@ -265,8 +240,8 @@ xrc_cycle(struct ibv_context *c2, struct ibv_context *c3, struct ibv_xrcd *x1,
 	oa.xrcd = x3;
 	h[2] = ibv_open_qp(c3, &oa);
 	CHECK(h[1] != NULL && h[2] != NULL);
-	connect_qp(h[rnd(3)], IBV_QPT_XRC_RECV, ini->qp_num); /* modify through any handle */
-	connect_qp(ini, IBV_QPT_XRC_SEND, h[0]->qp_num);
+	connect_qp(h[rnd(3)], ini->qp_num); /* modify through any handle */
+	connect_qp(ini, h[0]->qp_num);
 	posted += post_recvs(NULL, srq, rnd(DEPTH));
 	posted += flood(ini, 1 + rnd(DEPTH), srqn);
 	done += drain(cq, 0, rnd(3) * 0.0005);

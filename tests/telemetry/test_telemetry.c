@@ -13,10 +13,11 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "droce_test.h"
 #include <rte_eal.h>
 
 #include "droce_stats.h"
@@ -76,15 +77,6 @@ tel_connect(void)
 
 /* ---- verbs ---- */
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static struct ibv_qp *
 rc_qp(void)
 {
@@ -104,34 +96,10 @@ rc_qp(void)
 static void
 rc_connect(struct ibv_qp *qp, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
-	};
+	struct droce_test_path p = { .dqpn = dqpn, .dgid = gid, .timeout = 10,
+				     .access = IBV_ACCESS_LOCAL_WRITE };
 
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				       IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 10;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				       IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	ck_assert_int_eq(droce_test_connect(qp, &p), 0);
 }
 
 /* MSGS SENDs from @p q1 to @p q2, all completed successfully. */
@@ -157,7 +125,7 @@ exchange(struct ibv_qp *q1, struct ibv_qp *q2)
 		swr.wr_id = MSGS + i;
 		ck_assert_int_eq(ibv_post_send(q1, &swr, &sbad), 0);
 	}
-	end = now_s() + 60;
+	end = droce_test_now() + 60;
 	while (done < 2 * MSGS) {
 		n = ibv_poll_cq(cq, 16, wc);
 		ck_assert_int_ge(n, 0);
@@ -166,7 +134,7 @@ exchange(struct ibv_qp *q1, struct ibv_qp *q2)
 				      (unsigned long long)wc[i].wr_id,
 				      ibv_wc_status_str(wc[i].status));
 		done += n;
-		ck_assert_msg(now_s() < end, "%d of %d completions within 60 s", done, 2 * MSGS);
+		ck_assert_msg(droce_test_now() < end, "%d of %d completions within 60 s", done, 2 * MSGS);
 	}
 }
 

@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <check.h>
 #include <infiniband/verbs.h>
 
 #include "droce.h"
+#include "droce_test.h"
 
 #define MSGS 1000
 #define ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
@@ -23,15 +23,6 @@ static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *scq, *rcq;
 static union ibv_gid gid;
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void
 set_drop(double p)
@@ -75,31 +66,12 @@ make_qp(enum ibv_qp_type t)
 }
 
 static void
-to_rts(struct ibv_qp *qp, enum ibv_qp_type t, uint32_t dqpn)
+to_rts(struct ibv_qp *qp, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x1234,
-				 .qp_access_flags = ACCESS };
-	int init = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+	struct droce_test_path p = { .dqpn = dqpn, .dgid = gid, .qkey = 0x1234,
+				     .access = ACCESS };
 
-	init |= t == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, init), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	if (t == IBV_QPT_UD) {
-		ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	} else {
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = dqpn;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = gid;
-		a.ah_attr.grh.sgid_index = 1;
-		a.ah_attr.port_num = 1;
-		ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN), 0);
-	}
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	ck_assert_int_eq(droce_test_connect(qp, &p), 0);
 }
 
 /* Post @p n receives of @p len bytes each into @p buf. */
@@ -140,17 +112,17 @@ exchange(struct ibv_qp *s, struct ibv_qp *r, struct ibv_ah *ah, uint32_t len,
 		wr.wr.ud.remote_qkey = 0x1234;
 		ck_assert_int_eq(ibv_post_send(s, &wr, &bad), 0);
 	}
-	end = now_s() + 30;
+	end = droce_test_now() + 30;
 	while (sent < MSGS) {
 		n = ibv_poll_cq(scq, 32, wc);
 		for (int i = 0; i < n; i++)
 			ck_assert_int_eq(wc[i].status, IBV_WC_SUCCESS);
 		sent += (unsigned)n;
-		ck_assert(now_s() < end);
+		ck_assert(droce_test_now() < end);
 	}
 	/* Whatever is still on its way arrives well within this. */
-	end = now_s() + 0.5;
-	while (now_s() < end) {
+	end = droce_test_now() + 0.5;
+	while (droce_test_now() < end) {
 		n = ibv_poll_cq(rcq, 32, wc);
 		for (int i = 0; i < n; i++) {
 			uint32_t seq;
@@ -179,8 +151,8 @@ START_TEST(ud_datagrams_whole_or_lost)
 	struct ibv_mr *rmr = ibv_reg_mr(pd, rbuf, (size_t)MSGS * (len + grh), ACCESS);
 	unsigned got;
 
-	to_rts(s, IBV_QPT_UD, 0);
-	to_rts(r, IBV_QPT_UD, 0);
+	to_rts(s, 0);
+	to_rts(r, 0);
 	post_recvs(r, rmr, rbuf, len + grh, MSGS);
 	set_drop(0.2);
 	got = exchange(s, r, ah, len, grh, sbuf, smr, rbuf);
@@ -210,8 +182,8 @@ START_TEST(uc_messages_whole_or_lost)
 	struct ibv_mr *rmr = ibv_reg_mr(pd, rbuf, (size_t)MSGS * len, ACCESS);
 	unsigned got;
 
-	to_rts(s, IBV_QPT_UC, r->qp_num);
-	to_rts(r, IBV_QPT_UC, s->qp_num);
+	to_rts(s, r->qp_num);
+	to_rts(r, s->qp_num);
 	post_recvs(r, rmr, rbuf, len, MSGS);
 	set_drop(0.05);
 	got = exchange(s, r, NULL, len, 0, sbuf, smr, rbuf);

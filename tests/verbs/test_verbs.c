@@ -9,12 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <check.h>
 #include <infiniband/verbs.h>
+
+#include "droce_test.h"
 
 #define BUF_SIZE (4u << 20)
 #define ACCESS_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
@@ -26,15 +27,6 @@ static struct ibv_cq *cq;
 static uint8_t *abuf, *bbuf;
 static struct ibv_mr *amr, *bmr;
 static union ibv_gid gid;
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static struct ibv_qp *
 rc_qp(void)
@@ -51,40 +43,14 @@ rc_qp(void)
 	return qp;
 }
 
+/* RC to RTS, with PSNs just below the 24-bit wrap so every test crosses it. */
 static void
 rc_connect(struct ibv_qp *qp, uint32_t dqpn, uint8_t timeout, uint8_t retry, uint8_t rnr_retry)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = ACCESS_ALL,
-	};
+	struct droce_test_path p = { .dqpn = dqpn, .dgid = gid, .psn = 0xfffff0,
+				     .timeout = timeout, .retry_cnt = retry, .rnr_retry = rnr_retry };
 
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				       IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0xfffff0; /* the 24-bit wrap comes early */
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = timeout;
-	a.retry_cnt = retry;
-	a.rnr_retry = rnr_retry;
-	a.sq_psn = 0xfffff0;
-	a.max_rd_atomic = 4;
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				       IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	ck_assert_int_eq(droce_test_connect(qp, &p), 0);
 }
 
 static void
@@ -100,11 +66,11 @@ static struct ibv_wc
 wait_wc(void)
 {
 	struct ibv_wc wc;
-	double end = now_s() + 20;
+	double end = droce_test_now() + 20;
 	int n;
 
 	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
-		ck_assert_msg(now_s() < end, "no completion within 20 s");
+		ck_assert_msg(droce_test_now() < end, "no completion within 20 s");
 	ck_assert_int_eq(n, 1);
 	return wc;
 }
@@ -374,8 +340,8 @@ START_TEST(rc_rnr_then_recovery)
 	fill(abuf, 2000, 9);
 	/* No receive posted: the responder answers RNR NAK, the requester waits. */
 	post_send(q1, IBV_WR_SEND, 1, abuf, 2000, NULL, 0, 0);
-	t0 = now_s();
-	while (now_s() - t0 < 0.05)
+	t0 = droce_test_now();
+	while (droce_test_now() - t0 < 0.05)
 		ck_assert_int_eq(ibv_poll_cq(cq, 1, &wc), 0);
 	post_recv(q2, 2, bbuf, 4096);
 	for (int k = 0; k < 2; k++)
@@ -403,7 +369,7 @@ START_TEST(rc_retry_exceeded_without_peer)
 {
 	struct ibv_qp *q1 = rc_qp();
 	struct ibv_wc wc;
-	double t0 = now_s();
+	double t0 = droce_test_now();
 
 	/* A destination QPN nobody has: requests vanish, the ACK timer runs
 	 * out retry_cnt times (4.096 us * 2^10 = 4 ms each). */
@@ -411,7 +377,7 @@ START_TEST(rc_retry_exceeded_without_peer)
 	post_send(q1, IBV_WR_RDMA_WRITE, 1, abuf, 64, bbuf, bmr->rkey, 0);
 	wc = wait_wc();
 	ck_assert_int_eq(wc.status, IBV_WC_RETRY_EXC_ERR);
-	ck_assert_double_lt(now_s() - t0, 5.0);
+	ck_assert_double_lt(droce_test_now() - t0, 5.0);
 	ck_assert_int_eq(ibv_destroy_qp(q1), 0);
 }
 END_TEST
@@ -478,16 +444,10 @@ ud_qp(uint32_t qkey)
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey };
+	struct droce_test_path p = { .qkey = qkey, .psn = 0x123 };
 
 	ck_assert_ptr_nonnull(qp);
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				       IBV_QP_QKEY), 0);
-	a.qp_state = IBV_QPS_RTR;
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x123;
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	ck_assert_int_eq(droce_test_connect(qp, &p), 0);
 	return qp;
 }
 
@@ -614,40 +574,11 @@ START_TEST(srq_shared_by_two_qps_and_limit_event)
 END_TEST
 
 static void
-xrc_modify(struct ibv_qp *qp, enum ibv_qp_type t, uint32_t dqpn)
+xrc_modify(struct ibv_qp *qp, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = ACCESS_ALL };
-	int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-	int rts = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN;
+	struct droce_test_path p = { .dqpn = dqpn, .dgid = gid, .psn = 7 };
 
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				       IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 7;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (t == IBV_QPT_XRC_RECV)
-		rtr |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	else
-		rts |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, rtr), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 7;
-	a.max_rd_atomic = 4;
-	ck_assert_int_eq(ibv_modify_qp(qp, &a, rts), 0);
+	ck_assert_int_eq(droce_test_connect(qp, &p), 0);
 }
 
 START_TEST(xrc_shared_target_qp)
@@ -711,8 +642,8 @@ START_TEST(xrc_shared_target_qp)
 	opened = ibv_open_qp(ctx2, &oa);
 	ck_assert_ptr_nonnull(opened);
 	ck_assert_uint_eq(opened->qp_num, tgt->qp_num);
-	xrc_modify(tgt, IBV_QPT_XRC_RECV, ini->qp_num);
-	xrc_modify(ini, IBV_QPT_XRC_SEND, tgt->qp_num);
+	xrc_modify(tgt, ini->qp_num);
+	xrc_modify(ini, tgt->qp_num);
 
 	/* The creator lets go first: the opened handle keeps the QP alive. */
 	ck_assert_int_eq(ibv_destroy_qp(tgt), 0);
@@ -727,10 +658,10 @@ START_TEST(xrc_shared_target_qp)
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 	ck_assert_int_eq(wc.opcode, IBV_WC_SEND);
 	{
-		double end = now_s() + 10;
+		double end = droce_test_now() + 10;
 
 		while (ibv_poll_cq(xcq, 1, &wc) == 0)
-			ck_assert(now_s() < end);
+			ck_assert(droce_test_now() < end);
 	}
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 	ck_assert_uint_eq(wc.wr_id, 50);
@@ -845,9 +776,9 @@ START_TEST(qp_ex_work_request_builder)
 	ibv_wr_abort(x);
 	{
 		struct ibv_wc wc;
-		double end = now_s() + 0.05;
+		double end = droce_test_now() + 0.05;
 
-		while (now_s() < end)
+		while (droce_test_now() < end)
 			ck_assert_int_eq(ibv_poll_cq(cq, 1, &wc), 0);
 	}
 	destroy_pair(q1, q2);

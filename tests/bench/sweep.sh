@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# The benchmark sweep behind docs/benchmarks.md: RDMA WRITE bandwidth,
+# message rate and latency from 64 B to 1 MiB at IB MTU 1024 and 4096,
+# each beside --raw-l2 (the same frames as plain Ethernet on the same
+# port), over one memif link between two droce-perf processes.
+#
+# Usage: sweep.sh [-d SECONDS] [-n ITERS] [-r REPEATS] BUILD_DIR OUT_DIR
+#   -d  seconds per bandwidth point (-D; default 1, of which the middle
+#       half is measured)
+#   -n  iterations per latency point (default 2000)
+#   -r  runs of each test (default 2); the best of them is kept per size
+#       (highest bandwidth and message rate, lowest typical latency)
+# Writes OUT_DIR/sweep.json (every run's --json output), OUT_DIR/sweep.csv
+# (one line per MTU and size, the best of the runs) and OUT_DIR/sweep.png
+# (gnuplot). Not part of CI: it takes about 6 minutes.
+#
+# The two droce-perf processes busy-poll one core each: anything else on
+# the machine takes its time from them and shows as lost bandwidth, or as
+# latency in multiples of the scheduler's tick. So each run waits (up to
+# two minutes) until the CPUs have been idle for a second, and each test
+# runs -r times.
+set -euo pipefail
+
+usage="usage: sweep.sh [-d SECONDS] [-n ITERS] [-r REPEATS] BUILD_DIR OUT_DIR"
+secs=1
+iters=2000
+repeats=2
+while getopts d:n:r: opt; do
+	case $opt in
+	d) secs=$OPTARG ;;
+	n) iters=$OPTARG ;;
+	r) repeats=$OPTARG ;;
+	*) echo "$usage" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+build=${1:?$usage}
+out=${2:?$usage}
+exe=$build/apps/droce-perf/droce-perf
+[[ -x $exe ]] || { echo "sweep: $exe is not built" >&2; exit 1; }
+command -v gnuplot >/dev/null || { echo "sweep: gnuplot is missing" >&2; exit 1; }
+mountpoint -q /dev/hugepages || { echo "sweep: no hugepages: run scripts/hugepages.sh" >&2; exit 1; }
+mkdir -p "$out"
+
+tmp=$(mktemp -d /tmp/droce-sweep.XXXXXX)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+sock=$tmp/memif.sock
+tcp_port=$(( 20000 + $$ % 20000 ))
+
+# Wait until the CPUs were 90% idle over a second (two minutes at most).
+wait_idle() {
+	local t1 i1 t2 i2 u n s i w q sq st rest tries
+	for (( tries = 0; tries < 120; tries++ )); do
+		read -r _ u n s i w q sq st rest < /proc/stat
+		t1=$((u + n + s + i + w + q + sq + st)) i1=$i
+		sleep 1
+		read -r _ u n s i w q sq st rest < /proc/stat
+		t2=$((u + n + s + i + w + q + sq + st)) i2=$i
+		(( 100 * (i2 - i1) >= 90 * (t2 - t1) )) && return 0
+	done
+	echo "sweep: the machine stays busy; measuring anyway" >&2
+}
+
+# run NAME [perf options...]: a server/client pair; the client's JSON is
+# kept as $tmp/NAME.json.
+run() {
+	local name=$1 s i vdev
+	shift
+	wait_idle
+	vdev="socket=$sock,socket-abstract=no,bsize=4352"
+	rm -f "$sock"
+	"$exe" -l 0 --in-memory --no-pci --no-telemetry --vdev="net_memif0,role=server,$vdev" -- \
+		--json -p "$tcp_port" --ip 10.0.0.1/24 --mac 02:00:00:00:00:01 "$@" \
+		>"$tmp/$name.server.json" 2>"$tmp/$name.server.err" &
+	s=$!
+	pids=("$s")
+	for (( i = 0; i < 300; i++ )); do
+		[[ -S $sock ]] && break
+		sleep 0.05
+	done
+	if ! "$exe" -l 1 --in-memory --no-pci --no-telemetry --vdev="net_memif0,role=client,$vdev" -- \
+		--json -p "$tcp_port" --ip 10.0.0.2/24 --mac 02:00:00:00:00:02 "$@" 127.0.0.1 \
+		>"$tmp/$name.json" 2>"$tmp/$name.err" || ! wait "$s"; then
+		echo "sweep: $name failed (its figures are left out):" >&2
+		grep -hv '^EAL' "$tmp/$name.err" "$tmp/$name.server.err" | tail -n 5 >&2
+		rm -f "$tmp/$name.json"
+		wait
+		pids=()
+		return 1
+	fi
+	pids=()
+	echo "sweep: $name done"
+}
+
+start=$(date +%s)
+for (( r = 1; r <= repeats; r++ )); do
+	for mtu in 1024 4096; do
+		run "droce-bw-$mtu-$r" --test write --mode bw -a -D "$secs" -m "$mtu" || true
+		run "raw-bw-$mtu-$r" --raw-l2 --test write --mode bw -a -D "$secs" -m "$mtu" || true
+		run "droce-lat-$mtu-$r" --test write --mode lat -a -n "$iters" -m "$mtu" || true
+		run "raw-lat-$mtu-$r" --raw-l2 --test write --mode lat -a -n "$iters" -m "$mtu" || true
+	done
+done
+echo "sweep: $(( $(date +%s) - start )) s of runs"
+
+# One JSON document of everything, and the CSV the plot reads.
+python3 - "$tmp" "$out" <<'EOF'
+import csv, json, os, sys
+
+tmp, out = sys.argv[1], sys.argv[2]
+runs = {}
+for name in sorted(os.listdir(tmp)):
+    if name.endswith(".json") and ".server." not in name:
+        with open(os.path.join(tmp, name)) as f:
+            runs[name[:-5]] = json.load(f)
+with open(os.path.join(out, "sweep.json"), "w") as f:
+    json.dump(runs, f, indent=1)
+
+def best(test, key, pick):
+    """Per size, the result of the runs of test whose key pick() prefers."""
+    out = {}
+    for name, run in runs.items():
+        if name.rsplit("-", 1)[0] != test:
+            continue
+        for r in run["results"]:
+            if r["bytes"] not in out or pick(r[key], out[r["bytes"]][key]) == r[key]:
+                out[r["bytes"]] = r
+    return out
+
+rows = []
+for mtu in (1024, 4096):
+    dbw, rbw = best(f"droce-bw-{mtu}", "bw_average", max), best(f"raw-bw-{mtu}", "bw_average", max)
+    dlat, rlat = best(f"droce-lat-{mtu}", "t_typical", min), best(f"raw-lat-{mtu}", "t_typical", min)
+    # 8 B for the latency target; the sweep itself is 64 B .. 1 MiB
+    size = 8
+    def val(d, key):
+        # a size every run of a test failed at has no figure (gnuplot skips NaN)
+        return d[size][key] if size in d else float("nan")
+    while size <= 1 << 20:
+        rows.append({
+            "mtu": mtu, "bytes": size,
+            "droce_gbps": val(dbw, "bw_average_gbps"), "raw_gbps": val(rbw, "bw_average_gbps"),
+            "droce_mpps": val(dbw, "msg_rate_mpps"), "raw_mpps": val(rbw, "msg_rate_mpps"),
+            "raw_frame_mpps": val(rbw, "frame_rate_mpps"),
+            "droce_lat_us": val(dlat, "t_typical"), "raw_lat_us": val(rlat, "t_typical"),
+        })
+        size = 64 if size == 8 else size * 2
+with open(os.path.join(out, "sweep.csv"), "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+    w.writeheader()
+    w.writerows(rows)
+# The same, split by MTU, for gnuplot.
+for mtu in (1024, 4096):
+    with open(os.path.join(tmp, f"plot-{mtu}.dat"), "w") as f:
+        for r in rows:
+            if r["mtu"] == mtu and r["bytes"] >= 64:
+                f.write(" ".join(str(r[k]) for k in r) + "\n")
+EOF
+
+gnuplot <<EOF
+set terminal pngcairo size 1500,460 font ",10"
+set output "$out/sweep.png"
+set multiplot layout 1,3 title "droce RDMA WRITE vs raw-L2 (same frames), memif, two processes on two cores"
+set logscale x 2
+set format x "%.0b%B"
+set xlabel "message size"
+set grid
+set key top left
+set title "bandwidth (Gb/s of message bytes)"
+plot "$tmp/plot-4096.dat" using 2:3 with linespoints title "droce, MTU 4096", \
+     "$tmp/plot-4096.dat" using 2:4 with linespoints dashtype 2 title "raw-L2, MTU 4096", \
+     "$tmp/plot-1024.dat" using 2:3 with linespoints title "droce, MTU 1024", \
+     "$tmp/plot-1024.dat" using 2:4 with linespoints dashtype 2 title "raw-L2, MTU 1024"
+set key top right
+set title "message rate (Mpps)"
+set logscale y 10
+plot "$tmp/plot-4096.dat" using 2:5 with linespoints title "droce, MTU 4096", \
+     "$tmp/plot-4096.dat" using 2:6 with linespoints dashtype 2 title "raw-L2, MTU 4096", \
+     "$tmp/plot-1024.dat" using 2:5 with linespoints title "droce, MTU 1024", \
+     "$tmp/plot-1024.dat" using 2:6 with linespoints dashtype 2 title "raw-L2, MTU 1024"
+set key top left
+set title "latency, half round trip (typical, us)"
+plot "$tmp/plot-4096.dat" using 2:8 with linespoints title "droce, MTU 4096", \
+     "$tmp/plot-4096.dat" using 2:9 with linespoints dashtype 2 title "raw-L2, MTU 4096", \
+     "$tmp/plot-1024.dat" using 2:8 with linespoints title "droce, MTU 1024", \
+     "$tmp/plot-1024.dat" using 2:9 with linespoints dashtype 2 title "raw-L2, MTU 1024"
+unset multiplot
+EOF
+echo "sweep: $out/sweep.json, $out/sweep.csv, $out/sweep.png"

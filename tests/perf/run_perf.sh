@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# Short droce-perf runs whose output is checked (not their figures: the
+# machine is shared and the numbers swing).
+#
+# Usage: run_perf.sh BUILD_DIR
+#
+# Each test is a server and a client droce-perf over one memif link: the
+# exit codes, the result table's header and a data row with the size, and
+# --json (python3 -m json.tool, and one result per size) are checked; then
+# droce-perf --demo runs once, short. Exits 0 when every check passes.
+set -uo pipefail
+
+build=${1:?usage: run_perf.sh BUILD_DIR}
+exe=$build/apps/droce-perf/droce-perf
+if [[ ! -x $exe ]]; then
+	echo "run_perf: $exe is not built" >&2
+	exit 1
+fi
+
+tmp=$(mktemp -d /tmp/droce-perf-test.XXXXXX)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# Hugepages when there are enough for two processes, else plain memory
+# (--in-memory cannot go without hugepages; --no-shconf keeps the two
+# processes apart as --in-memory does).
+free_pages=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+if mountpoint -q /dev/hugepages && (( ${free_pages:-0} >= 128 )); then
+	mem="--in-memory"
+else
+	mem="--no-huge -m 512 --no-shconf"
+fi
+client_cpu=1
+if (( $(nproc) < 2 )); then
+	client_cpu=0
+fi
+# A TCP port of our own, so a leftover run cannot answer.
+tcp_port=$(( 20000 + $$ % 20000 ))
+sock=$tmp/memif.sock
+failures=0
+runs=0
+
+fail() {
+	echo "run_perf: FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+eal() { # ROLE CPU
+	echo "-l $2 $mem --no-pci --no-telemetry" \
+	     "--vdev=net_memif0,role=$1,socket=$sock,socket-abstract=no,bsize=4352"
+}
+
+# side ROLE NAME [perf options...]: start one side in the background
+# (its pid in $side_pid); outputs go to $tmp/NAME.ROLE.{out,err}.
+side() {
+	local role=$1 name=$2 cpu=0 ip=10.0.0.1 mac=02:00:00:00:00:01 addr=()
+	shift 2
+	if [[ $role == client ]]; then
+		cpu=$client_cpu ip=10.0.0.2 mac=02:00:00:00:00:02 addr=(127.0.0.1)
+	fi
+	# shellcheck disable=SC2046
+	timeout 120 "$exe" $(eal "$role" "$cpu") -- -p "$tcp_port" --ip "$ip/24" --mac "$mac" \
+		"$@" "${addr[@]}" >"$tmp/$name.$role.out" 2>"$tmp/$name.$role.err" &
+	side_pid=$!
+	pids+=("$side_pid")
+}
+
+# start_server NAME [options...]: and wait for its memif socket (the memif
+# client connects once, when it starts: the socket must be there first).
+start_server() {
+	local i
+	rm -f "$sock"
+	side server "$@"
+	for (( i = 0; i < 300; i++ )); do
+		[[ -S $sock ]] && break
+		kill -0 "$side_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+}
+
+# pair NAME [perf options...]: one server/client pair with the same
+# options. Returns 0 when both exit 0.
+pair() {
+	local name=$1 s c rs rc
+	runs=$((runs + 1))
+	start_server "$@"
+	s=$side_pid
+	side client "$@"
+	c=$side_pid
+	wait "$c"; rc=$?
+	wait "$s"; rs=$?
+	pids=()
+	if (( rc != 0 || rs != 0 )); then
+		fail "$name: client exit $rc, server exit $rs"
+		grep -hv '^EAL' "$tmp/$name.client.err" "$tmp/$name.server.err" | tail -n 8 >&2
+		return 1
+	fi
+	return 0
+}
+
+# table NAME SIDE SIZE HEADER: SIDE's output has the header and a row for SIZE.
+table() {
+	local f=$tmp/$1.$2.out
+	if ! grep -q -- "$4" "$f"; then
+		fail "$1 ($2): no '$4' header"
+		return
+	fi
+	if ! grep -qE "^ $3 +[0-9]+ +[0-9.]+" "$f"; then
+		fail "$1 ($2): no result row for $3 bytes"
+		cat "$f" >&2
+	fi
+}
+
+bw_head='#bytes     #iterations    BW peak'
+lat_head='#bytes #iterations    t_min\[usec\]'
+
+# json NAME SIDE COUNT: SIDE printed JSON (and nothing else) with COUNT results.
+json() {
+	local f=$tmp/$1.$2.out
+	if ! python3 -m json.tool "$f" >/dev/null; then
+		fail "$1 ($2): --json output does not parse"
+		cat "$f" >&2
+		return
+	fi
+	if ! python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if len(d["results"]) == int(sys.argv[2]) else 1)' "$f" "$3"; then
+		fail "$1 ($2): not $3 result(s) in the JSON"
+	fi
+}
+
+# Every test, both modes, a page and a few bytes.
+for test in write send read atomic; do
+	for mode in bw lat; do
+		sizes="4096 8"
+		[[ $test == atomic ]] && sizes=8
+		for size in $sizes; do
+			name=$test-$mode-$size
+			opts=(--test "$test" --mode "$mode" -n 1000)
+			[[ $test != atomic ]] && opts+=(-s "$size")
+			pair "$name" "${opts[@]}" || continue
+			if [[ $mode == bw ]]; then
+				table "$name" client "$size" "$bw_head"
+				# a SEND receiver measures too
+				[[ $test == send ]] && table "$name" server "$size" "$bw_head"
+			else
+				table "$name" client "$size" "$lat_head"
+				# both ends of a ping-pong measure
+				[[ $test == write || $test == send ]] && table "$name" server "$size" "$lat_head"
+			fi
+		done
+	done
+done
+
+# Bidirectional, several QPs, post lists, -D, every size.
+pair write-bw-bidir --test write -b -q 2 -l 4 -n 1000 -s 4096 &&
+	table write-bw-bidir client 4096 "$bw_head"
+pair send-bw-bidir --test send -b -n 1000 -s 4096 &&
+	table send-bw-bidir server 4096 "$bw_head"
+pair write-bw-duration --test write -D 1 -s 4096 &&
+	table write-bw-duration client 4096 "$bw_head"
+pair send-lat-duration --test send --mode lat -D 1 -s 8 &&
+	table send-lat-duration client 8 't_avg\[usec\]    tps average'
+pair write-lat-all --test write --mode lat -a -n 5 &&
+	table write-lat-all client 8388608 "$lat_head"
+
+# The raw-L2 twins.
+pair raw-bw --raw-l2 --mode bw -n 1000 -s 65536 &&
+	table raw-bw client 65536 "$bw_head"
+pair raw-lat --raw-l2 --mode lat -n 1000 -s 8 &&
+	table raw-lat client 8 "$lat_head"
+
+# --json: one document, one result per size.
+pair json-bw --json --test write -n 1000 -s 4096 && json json-bw client 1
+pair json-lat --json --test send --mode lat -n 1000 -s 8 && json json-lat client 1 &&
+	json json-lat server 1
+pair json-raw --json --raw-l2 --mode bw -n 1000 -s 4096 -a && json json-raw client 23
+
+# A server and a client that run different tests: both stop, and say why.
+runs=$((runs + 1))
+start_server mismatch --test write -n 1000 -s 8
+s=$side_pid
+side client mismatch --test write -n 1000 -s 16
+c=$side_pid
+wait "$c"; rc=$?
+wait "$s"; rs=$?
+pids=()
+if (( rc == 0 || rs == 0 )) ||
+   ! grep -q 'runs another test' "$tmp/mismatch.server.err" ||
+   ! grep -q 'the server refused' "$tmp/mismatch.client.err"; then
+	fail "mismatch: client exit $rc, server exit $rs, or no reason given"
+fi
+
+# The demo, short.
+runs=$((runs + 1))
+if ! timeout 300 "$exe" --demo --demo-seconds 1 >"$tmp/demo.out" 2>"$tmp/demo.err"; then
+	if grep -q 'hugepages' "$tmp/demo.err" && [[ $mem != --in-memory ]]; then
+		echo "run_perf: --demo skipped: no hugepages"
+	else
+		fail "--demo failed"
+		cat "$tmp/demo.out" "$tmp/demo.err" >&2
+	fi
+elif ! grep -q 'droce/raw-L2' "$tmp/demo.out" ||
+     ! grep -qE 'RDMA WRITE bw 64 KiB +[0-9.]+ Gb/s +[0-9.]+ Gb/s' "$tmp/demo.out"; then
+	fail "--demo printed no summary"
+	cat "$tmp/demo.out" >&2
+fi
+
+echo "run_perf: $runs runs, $failures failure(s)"
+(( failures == 0 ))
