@@ -125,8 +125,10 @@ engine_run_active(struct droce_engine *e)
 
 	for (qp = TAILQ_FIRST(&e->active); qp != NULL; qp = next) {
 		next = TAILQ_NEXT(qp, active_link);
-		/* A QP being destroyed is let go of even when the link is stuck. */
+		/* A QP being destroyed is let go of even when the link is stuck,
+		 * after sending the ACK it owes if there is room. */
 		if (__atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE)) {
+			droce_resp_send_owed(&e->tx, qp);
 			engine_deactivate(e, qp);
 			continue;
 		}
@@ -174,7 +176,12 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 		droce_comp_rx(&e->tx, qp, m, pkt);
 	else
 		e->stats.rx_bad_state++;
-	droce_engine_activate(e, qp);
+	/* A QP its application is destroying right now is not served again:
+	 * only the ACK it owes for this packet goes out. */
+	if (__atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
+		droce_resp_send_owed(&e->tx, qp);
+	else
+		droce_engine_activate(e, qp);
 }
 
 /*
@@ -392,10 +399,30 @@ droce_engine_stop(struct droce_engine *e)
 		rte_pause();
 }
 
+/*
+ * A detaching device takes its transport with it, unlike a NIC that keeps
+ * answering after its process exits. Send what is still staged and owed
+ * (a last ACK, say) and give the peer a moment to read it before the link
+ * goes away, so a peer that waits for that ACK does not time out.
+ */
+#define DRAIN_MS 50
+
+static void
+engine_drain(struct droce_engine *e)
+{
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * DRAIN_MS;
+
+	while (rte_get_tsc_cycles() < end) {
+		if (droce_engine_poll(e) <= 0 && e->tx.n == 0 && TAILQ_EMPTY(&e->active))
+			rte_delay_us_sleep(1000);
+	}
+}
+
 void
 droce_engine_destroy(struct droce_engine *e)
 {
 	droce_engine_stop(e);
+	engine_drain(e);
 	rte_service_component_unregister(e->service_id);
 	rte_pktmbuf_free_bulk(e->tx.pkts, e->tx.n);
 	rte_rcu_qsbr_thread_unregister(e->rcu, e->rcu_id);

@@ -527,6 +527,14 @@ droce_resp_run(struct droce_tx *tx, struct droce_qp *qp)
 			if (!resp_send_response(tx, qp, res))
 				return true;
 	}
+	return droce_resp_send_owed(tx, qp);
+}
+
+bool
+droce_resp_send_owed(struct droce_tx *tx, struct droce_qp *qp)
+{
+	if (qp->type == IBV_QPT_UC || qp->type == IBV_QPT_UD || !qp->av.routed)
+		return false;
 	if (qp->resp.pending_syndrome != 0) {
 		if (!resp_send_ack(tx, qp, qp->resp.pending_syndrome, qp->resp.pending_psn))
 			return true;

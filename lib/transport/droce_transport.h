@@ -94,6 +94,14 @@ void droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 /** Send owed ACKs/NAKs and READ responses. @return true while some are left. */
 bool droce_resp_run(struct droce_tx *tx, struct droce_qp *qp);
 
+/**
+ * Send only the ACK or NAK @p qp owes. A QP being destroyed still does
+ * this (its application may have seen the completion before the ACK left,
+ * and a NIC would have sent it already); it touches no application memory.
+ * @return true when no room was left to send it.
+ */
+bool droce_resp_send_owed(struct droce_tx *tx, struct droce_qp *qp);
+
 /* ---- completer ---- */
 
 /** Handle one response packet (ACK, NAK, READ response, atomic ACK). */

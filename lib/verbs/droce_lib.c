@@ -43,12 +43,19 @@ lib_fini(void)
 	 * stop so nothing runs while the EAL goes away. */
 	while (i-- > 0) {
 		struct droce_dev *d = droce_dev_get(i);
+		uint16_t ethdev = droce_port_ethdev(d->port);
 
-		if (droce_dev_detach(i) == 0)
-			continue;
-		droce_engine_stop(d->engine);
-		/* Stopped here, the EAL's cleanup closes it without a complaint. */
-		rte_eth_dev_stop(droce_port_ethdev(d->port));
+		if (droce_dev_detach(i) != 0) {
+			/* Contexts the program left open keep the device. */
+			droce_engine_stop(d->engine);
+			rte_eth_dev_stop(ethdev);
+		}
+		/* These ethdevs are ours (we started the EAL): closed now, their
+		 * PMDs stop listening to their peers before the EAL goes away.
+		 * Otherwise a memif peer that disconnects during rte_eal_cleanup()
+		 * runs memif's event handler on memory the cleanup frees. */
+		if (eal_ours)
+			rte_eth_dev_close(ethdev);
 	}
 	if (eal_ours)
 		rte_eal_cleanup();

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Run one of Debian's unmodified verbs programs as a server and a client,
+# two processes on droce's drop-in libibverbs.so.1, connected by memif.
+#
+# Usage: run_pair.sh BUILD_DIR [--expect REGEX] PROGRAM [ARGS...]
+#   The server runs "PROGRAM ARGS -p PORT", the client the same followed
+#   by 127.0.0.1 (the out-of-band TCP exchange stays on this machine; the
+#   RDMA traffic goes through droce and memif). Both must exit 0, and the
+#   client's output must match REGEX when given (e.g. perftest's table
+#   header). Prints both outputs.
+set -euo pipefail
+
+build=${1:?usage: run_pair.sh BUILD_DIR [--expect REGEX] PROGRAM [ARGS...]}
+shift
+expect=
+if [[ ${1:-} == --expect ]]; then
+	expect=$2
+	shift 2
+fi
+prog=${1:?program}
+shift
+dropin=$build/lib/verbs/dropin
+if ! command -v "$prog" > /dev/null; then
+	echo "run_pair: $prog is not installed (scripts/install-deps.sh installs it)" >&2
+	exit 1
+fi
+
+tmp=$(mktemp -d /tmp/droce-pair.XXXXXX)
+pids=()
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2> /dev/null || true
+	done
+	wait 2> /dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+free_pages=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+if mountpoint -q /dev/hugepages && (( ${free_pages:-0} >= 256 )); then
+	mem="--in-memory"
+else
+	mem="--no-huge -m 512 --no-shconf"
+fi
+client_cpu=$(( $(nproc) > 1 ? 1 : 0 ))
+tcp_port=$(( 20000 + $$ % 20000 ))
+
+# The server's port is active from the start (link = up): the programs
+# check it before their peer's memif side exists.
+for role in server client; do
+	if [[ $role == server ]]; then cpu=0 ip=10.0.0.1; else cpu=$client_cpu ip=10.0.0.2; fi
+	cat > "$tmp/$role.conf" <<-EOF
+	[eal]
+	args = -l $cpu $mem --no-pci --no-telemetry --log-level=lib.eal:error --vdev=net_memif0,role=$role,socket=$tmp/memif.sock,socket-abstract=no,bsize=4352
+	[port0]
+	device = net_memif0
+	ipv4 = $ip/24
+	mtu = 4096
+	link = up
+	EOF
+done
+
+run() {
+	local role=$1
+	shift
+	env LD_LIBRARY_PATH="$dropin" DROCE_CONF="$tmp/$role.conf" timeout 120 "$@" \
+		> "$tmp/$role.out" 2>&1
+}
+
+run server "$prog" "$@" -p "$tcp_port" &
+pids+=($!)
+for (( i = 0; i < 100; i++ )); do
+	[[ -S $tmp/memif.sock ]] && break
+	sleep 0.1
+done
+sleep 0.5 # the server listens for the TCP exchange once its device is up
+status=0
+run client "$prog" "$@" -p "$tcp_port" 127.0.0.1 || status=$?
+rc=0
+wait "${pids[0]}" || rc=$?
+pids=()
+for role in server client; do
+	echo "---- $role: $prog $* ----"
+	grep -v '^EAL' "$tmp/$role.out" || true
+done
+if (( status != 0 || rc != 0 )); then
+	echo "run_pair: $prog failed (server exit $rc, client exit $status)" >&2
+	exit 1
+fi
+if [[ -n $expect ]] && ! grep -Eq "$expect" "$tmp/client.out"; then
+	echo "run_pair: the client's output does not match /$expect/" >&2
+	exit 1
+fi
+echo "run_pair: $prog $* passed"
