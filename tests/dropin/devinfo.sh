@@ -23,6 +23,10 @@ for p in ibv_devices ibv_devinfo; do
 	fi
 done
 
+# shellcheck source=tests/common/dropin_env.sh
+source "$(dirname "$0")/../common/dropin_env.sh"
+dropin_env "$build"
+
 tmp=$(mktemp -d /tmp/droce-devinfo.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -60,7 +64,7 @@ run() {
 	local name=$1 rc=0
 
 	shift
-	LD_LIBRARY_PATH=$dropin "${env[@]}" timeout 60 "$@" > "$tmp/$name" 2> "$tmp/$name.err" || rc=$?
+	env "${DROPIN_ENV[@]}" "${env[@]}" timeout 60 "$@" > "$tmp/$name" 2> "$tmp/$name.err" || rc=$?
 	if (( rc != 0 )); then
 		echo "FAIL $* exits with $rc:"
 		sed 's/^/     /' "$tmp/$name.err"

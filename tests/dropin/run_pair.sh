@@ -19,11 +19,14 @@ if [[ ${1:-} == --expect ]]; then
 fi
 prog=${1:?program}
 shift
-dropin=$build/lib/verbs/dropin
 if ! command -v "$prog" > /dev/null; then
 	echo "run_pair: $prog is not installed (scripts/install-deps.sh installs it)" >&2
 	exit 1
 fi
+
+# shellcheck source=tests/common/dropin_env.sh
+source "$(dirname "$0")/../common/dropin_env.sh"
+dropin_env "$build"
 
 tmp=$(mktemp -d /tmp/droce-pair.XXXXXX)
 pids=()
@@ -65,7 +68,7 @@ done
 run() {
 	local role=$1
 	shift
-	env LD_LIBRARY_PATH="$dropin" DROCE_CONF="$tmp/$role.conf" timeout 120 "$@" \
+	env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/$role.conf" timeout 120 "$@" \
 		> "$tmp/$role.out" 2>&1
 }
 

@@ -37,7 +37,7 @@ if [[ ! -e $dropin/libibverbs.so.1 ]]; then
 fi
 (( EUID == 0 )) || skip "needs root (network namespace, QEMU taps)"
 [[ -x $peer/up.sh ]] || skip "no rxe-peer harness at $peer"
-for p in ibv_rc_pingpong:ibverbs-utils ib_write_bw:perftest ib_read_bw:perftest; do
+for p in ibv_rc_pingpong:ibverbs-utils ib_write_bw:perftest ib_read_bw:perftest dumpcap:tshark; do
 	if ! command -v "${p%%:*}" > /dev/null; then
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 			"${p##*:}" > /dev/null 2>&1 || skip "${p##*:} cannot be installed"
@@ -52,11 +52,11 @@ export RXE_BUILD=$work/peer
 export RXE_NETNS=droceinterop$$
 mkdir -p "$RXE_BUILD"
 
-failed_any=0
+keep=${DROCE_INTEROP_KEEP:-0}  # 1 after a failure, or a skip the logs explain
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	"$peer/down.sh" > /dev/null 2>&1
-	if (( failed_any == 0 )) && [[ ${DROCE_INTEROP_KEEP:-0} != 1 ]]; then
+	if [[ $keep != 1 ]]; then
 		rm -rf "$work"
 	else
 		echo "run_rxe: logs, captures and counters kept in $work"
@@ -66,12 +66,14 @@ trap cleanup EXIT
 
 if ! RXE_BUILD=$cache "$peer/build.sh" > "$work/build.log" 2>&1; then
 	tail -n 5 "$work/build.log"
+	keep=1
 	skip "the rxe peer cannot be built (QEMU or the Debian packages missing; $work/build.log)"
 fi
 ln -s "$cache/vmlinuz" "$cache/initrd.img" "$RXE_BUILD/"
 t_boot=$(date +%s%N)
 if ! "$peer/up.sh" 1 > "$work/up.log" 2>&1; then
 	tail -n 10 "$work/up.log"
+	keep=1
 	skip "the rxe peer does not boot ($work/up.log)"
 fi
 boot_ms=$(( ($(date +%s%N) - t_boot) / 1000000 ))
@@ -84,7 +86,7 @@ host_ip=10.77.0.1
 rxe_ip=10.77.0.11
 iters=200
 bw_iters=100
-limit=180  # seconds for any one program
+limit=60  # seconds for any one program (each takes 1-10 s)
 
 cat > "$work/droce.conf" <<-EOF
 	# droce's side of the rxe interop tests, written by run_rxe.sh
@@ -125,6 +127,10 @@ capture_start() {
 }
 
 capture_stop() {
+	# The kernel hands frames to dumpcap in blocks, a block at the latest
+	# when its timeout (a fraction of a second) expires: wait for the last
+	# one, which an interrupted dumpcap would lose.
+	sleep 1
 	kill -INT "$cpid" 2> /dev/null
 	wait "$cpid"
 }
@@ -214,7 +220,7 @@ check() {
 		echo "PASS $name ($info)"
 	else
 		failed=$(( failed + 1 ))
-		failed_any=1
+		keep=1
 		local IFS=';'
 		echo "FAIL $name: ${why[*]} ($info)"
 		sed 's/^/    droce: /' "$work/$name.droce.log" | grep -v 'EAL:' | tail -n 8
