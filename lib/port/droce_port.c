@@ -139,6 +139,7 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	p->port_id = conf->port_id;
 	p->ib_mtu = conf->mtu;
 	p->link_up = conf->link_up;
+	p->link_last = -1;
 	p->ipv4 = conf->ipv4;
 	p->ipv4_prefix = conf->ipv4 ? conf->ipv4_prefix : 0;
 	p->ipv4_mask = conf->ipv4 ? ~0u << (32 - conf->ipv4_prefix) : 0;
@@ -250,6 +251,29 @@ droce_port_mtu(const struct droce_port *p)
 }
 
 void
+droce_port_on_link(struct droce_port *p, droce_port_link_cb_t cb, void *arg)
+{
+	p->link_cb_arg = arg;
+	__atomic_store_n(&p->link_cb, cb, __ATOMIC_RELEASE);
+}
+
+/* Tell the link callback when the port's state changes (once a second). */
+static void
+port_link_watch(struct droce_port *p, uint64_t now)
+{
+	droce_port_link_cb_t cb = __atomic_load_n(&p->link_cb, __ATOMIC_ACQUIRE);
+	int8_t up;
+
+	if (cb == NULL || now < p->link_next_tsc)
+		return;
+	p->link_next_tsc = now + rte_get_tsc_hz();
+	up = droce_port_link_up(p);
+	if (p->link_last >= 0 && up != p->link_last)
+		cb(p->link_cb_arg, up);
+	p->link_last = up;
+}
+
+void
 droce_port_tick(struct droce_port *p)
 {
 	uint64_t now = rte_get_tsc_cycles();
@@ -262,6 +286,7 @@ droce_port_tick(struct droce_port *p)
 		droce_capture_exit(p, c);
 	}
 	droce_neigh_gc(p, now);
+	port_link_watch(p, now);
 }
 
 int

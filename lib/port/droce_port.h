@@ -188,6 +188,15 @@ uint32_t droce_port_ipv4(const struct droce_port *p);
  *  port was attached with link_up. */
 bool droce_port_link_up(const struct droce_port *p);
 
+/** Called from the engine when the port becomes active (@p up) or not. */
+typedef void (*droce_port_link_cb_t)(void *arg, bool up);
+
+/**
+ * Have @p cb told, from droce_port_tick() (at most once a second), when
+ * droce_port_link_up() changes. One callback per port; NULL removes it.
+ */
+void droce_port_on_link(struct droce_port *p, droce_port_link_cb_t cb, void *arg);
+
 /** The IB MTU the port was configured with (256..4096). */
 uint16_t droce_port_mtu(const struct droce_port *p);
 

@@ -97,6 +97,11 @@ struct droce_port {
 	uint64_t tsc_hz;
 	uint16_t ib_mtu;
 	bool link_up;                /**< active whatever the ethdev says */
+	/* link watch (droce_port_tick) */
+	uint64_t link_next_tsc;      /**< when to look at the link next */
+	int8_t link_last;            /**< -1: not looked yet, else 0/1 */
+	droce_port_link_cb_t link_cb;
+	void *link_cb_arg;
 	uint8_t ipv4_prefix;
 	int nb_gids;
 	uint8_t gids[DROCE_GID_TABLE_LEN][16];

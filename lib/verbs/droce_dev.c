@@ -51,11 +51,29 @@ dev_guid(const struct droce_port *port)
 	return guid;
 }
 
+/* The port went up or down: every context of the device hears of it. */
+static void
+dev_link_changed(void *arg, bool up)
+{
+	struct droce_dev *d = arg;
+	struct droce_context *c;
+
+	if (droce_event_hook == NULL)
+		return;
+	pthread_mutex_lock(&d->lock);
+	LIST_FOREACH(c, &d->contexts, link)
+		droce_event_hook(&c->vctx.context, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR,
+				 NULL);
+	pthread_mutex_unlock(&d->lock);
+}
+
 static void
 dev_free(struct droce_dev *d)
 {
 	if (d->engine != NULL)
 		droce_engine_destroy(d->engine);
+	if (d->port != NULL)
+		droce_port_on_link(d->port, NULL, NULL);
 	if (d->qpt.hash != NULL)
 		droce_num_table_fini(&d->qpt);
 	if (d->srqt.hash != NULL)
@@ -121,6 +139,7 @@ droce_dev_attach(const struct droce_port_conf *conf, unsigned *index)
 	if (rc != 0)
 		goto fail;
 	d->guid = dev_guid(d->port);
+	droce_port_on_link(d->port, dev_link_changed, d);
 	d->ibdev.node_type = IBV_NODE_CA;
 	d->ibdev.transport_type = IBV_TRANSPORT_IB;
 	snprintf(d->ibdev.name, sizeof(d->ibdev.name), "droce%u", idx);

@@ -2,24 +2,30 @@
 # Run one of Debian's unmodified verbs programs as a server and a client,
 # two processes on droce's drop-in libibverbs.so.1, connected by memif.
 #
-# Usage: run_pair.sh BUILD_DIR [--expect REGEX] PROGRAM [ARGS...]
+# Usage: run_pair.sh BUILD_DIR [--link auto] [--expect REGEX] PROGRAM [ARGS...]
 #   The server runs "PROGRAM ARGS -p PORT", the client the same followed
 #   by 127.0.0.1 (the out-of-band TCP exchange stays on this machine; the
-#   RDMA traffic goes through droce and memif). Both must exit 0, and the
-#   client's output must match REGEX when given (e.g. perftest's table
-#   header). Prints both outputs.
+#   RDMA traffic goes through droce and memif). Both must exit 0, and one
+#   side's output must match REGEX when given (e.g. perftest's table
+#   header). Prints both outputs. The server's port counts as active from
+#   the start (link = up) unless --link auto: then it follows memif.
 set -euo pipefail
 
 build=${1:?usage: run_pair.sh BUILD_DIR [--expect REGEX] PROGRAM [ARGS...]}
 shift
 expect=
+link=up
+if [[ ${1:-} == --link ]]; then
+	link=$2
+	shift 2
+fi
 if [[ ${1:-} == --expect ]]; then
 	expect=$2
 	shift 2
 fi
 prog=${1:?program}
 shift
-if ! command -v "$prog" > /dev/null; then
+if [[ $prog != */* ]] && ! command -v "$prog" > /dev/null; then
 	echo "run_pair: $prog is not installed (scripts/install-deps.sh installs it)" >&2
 	exit 1
 fi
@@ -61,7 +67,7 @@ for role in server client; do
 	device = net_memif0
 	ipv4 = $ip/24
 	mtu = 4096
-	link = up
+	link = $link
 	EOF
 done
 
@@ -92,8 +98,8 @@ if (( status != 0 || rc != 0 )); then
 	echo "run_pair: $prog failed (server exit $rc, client exit $status)" >&2
 	exit 1
 fi
-if [[ -n $expect ]] && ! grep -Eq "$expect" "$tmp/client.out"; then
-	echo "run_pair: the client's output does not match /$expect/" >&2
+if [[ -n $expect ]] && ! cat "$tmp/client.out" "$tmp/server.out" | grep -Eq "$expect"; then
+	echo "run_pair: neither side's output matches /$expect/" >&2
 	exit 1
 fi
 echo "run_pair: $prog $* passed"
