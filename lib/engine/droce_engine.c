@@ -103,6 +103,9 @@ engine_serve_qp(struct droce_engine *e, struct droce_qp *qp)
 	case IBV_QPS_ERR:
 		droce_qp_flush(qp);
 		break;
+	case IBV_QPS_SQE:
+		droce_qp_flush_sq(qp); /* what is posted in SQE is flushed */
+		break;
 	default:
 		break;
 	}

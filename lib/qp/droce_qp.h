@@ -72,6 +72,7 @@ struct droce_send_wqe {
 	bool is_inline;              /**< data[] holds the payload itself */
 	/* engine side */
 	uint8_t state;               /**< enum droce_wqe_state */
+	uint8_t error;               /**< enum ibv_wc_status it failed with locally; 0: none */
 	uint32_t first_psn;          /**< PSN of the first packet (valid once SENDING) */
 	uint32_t last_psn;           /**< PSN of the last packet (READ: last response) */
 	uint32_t sent;               /**< bytes put on the wire so far (READ: bytes received) */
@@ -208,6 +209,7 @@ struct droce_qp {
 		uint64_t rnr_tsc;       /**< RNR wait ends; 0: not waiting */
 		bool need_retry;     /**< go back to the oldest unacked WQE */
 		bool sqd_notified;   /**< SQ_DRAINED raised for this visit to SQD */
+		bool stopped;        /**< a WQE failed locally: send nothing more */
 	} req;
 
 	/* completer (engine) */

@@ -77,6 +77,11 @@ comp_ack_upto(struct droce_qp *qp, uint32_t psn)
 	while (qp->sq.cons != qp->req.next) {
 		struct droce_send_wqe *w = droce_wq_at(&qp->sq, qp->sq.cons);
 
+		/* Everything before the WQE that failed locally is done: now it. */
+		if (w->error != 0) {
+			droce_qp_fatal(qp, w->error);
+			break;
+		}
 		if (w->state != DROCE_WQE_SENT || droce_psn_diff(w->last_psn, psn) > 0)
 			break;
 		if (droce_wr_is_rd_atomic(w->opcode)) {
@@ -325,7 +330,7 @@ flush_rq(struct droce_qp *qp)
 }
 
 void
-droce_qp_flush(struct droce_qp *qp)
+droce_qp_flush_sq(struct droce_qp *qp)
 {
 	uint32_t prod = __atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE);
 
@@ -335,6 +340,12 @@ droce_qp_flush(struct droce_qp *qp)
 	qp->req.timeout_tsc = 0;
 	qp->req.rnr_tsc = 0;
 	qp->req.rd_out = 0;
+}
+
+void
+droce_qp_flush(struct droce_qp *qp)
+{
+	droce_qp_flush_sq(qp);
 	if (qp->rcq != NULL || qp->type == IBV_QPT_XRC_RECV)
 		flush_rq(qp);
 	/* A QP on an SRQ tells when its last receive is done (IB 11.6.3.1). */
@@ -350,6 +361,14 @@ droce_qp_fatal(struct droce_qp *qp, enum ibv_wc_status status)
 {
 	if (qp->sq.cons != qp->req.next)
 		droce_sq_retire(qp, status);
+	qp->req.stopped = false; /* the state stops sending from here on */
+	/* UC and UD have no connection to lose: a send error stops only the
+	 * send queue (SQE); receives go on, and SQE -> RTS resumes sending. */
+	if (qp->type == IBV_QPT_UC || qp->type == IBV_QPT_UD) {
+		__atomic_store_n(&qp->state, IBV_QPS_SQE, __ATOMIC_RELEASE);
+		droce_qp_flush_sq(qp);
+		return;
+	}
 	__atomic_store_n(&qp->state, IBV_QPS_ERR, __ATOMIC_RELEASE);
 	droce_qp_flush(qp);
 }

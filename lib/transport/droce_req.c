@@ -95,7 +95,7 @@ req_go_back(struct droce_qp *qp)
 	qp->stats.retransmits++;
 	for (i++; i != prod; i++) {
 		w = droce_wq_at(&qp->sq, i);
-		if (w->state == DROCE_WQE_POSTED)
+		if (w->state == DROCE_WQE_POSTED || w->error != 0)
 			break;
 		w->state = DROCE_WQE_POSTED;
 		qp->stats.retransmits++;
@@ -156,6 +156,23 @@ req_npkts(const struct droce_qp *qp, const struct droce_send_wqe *w)
 	if (droce_wr_is_atomic(w->opcode))
 		return 1;
 	return w->length == 0 ? 1 : (w->length + qp->mtu - 1) / qp->mtu;
+}
+
+/*
+ * WQE @p w failed before it went out (a bad lkey). The WQEs before it may
+ * still be waiting for their ACKs: they complete first, in order, and the
+ * QP fails when the completer reaches @p w. Nothing more is sent.
+ */
+static void
+req_local_error(struct droce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_status status)
+{
+	w->error = (uint8_t)status;
+	w->state = DROCE_WQE_SENT;
+	w->last_psn = droce_psn_add(qp->req.psn, DROCE_PSN_MASK);
+	qp->req.next++;
+	qp->req.stopped = true;
+	if (droce_wq_at(&qp->sq, qp->sq.cons) == (void *)w)
+		droce_qp_fatal(qp, status);
 }
 
 /* XRC requests name the receiving SRQ right after the BTH. */
@@ -251,7 +268,7 @@ req_data(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 	} else if (droce_sge_copy(tx->mrt, qp->pd_handle, droce_wqe_sge(w), w->num_sge,
 				  w->sent, payload, seg, false) != 0) {
 		rte_pktmbuf_free(m);
-		droce_qp_fatal(qp, IBV_WC_LOC_PROT_ERR);
+		req_local_error(qp, w, IBV_WC_LOC_PROT_ERR);
 		return false;
 	}
 	droce_tx_finish(tx, m);
@@ -300,7 +317,7 @@ req_ud(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 	} else if (droce_sge_copy(tx->mrt, qp->pd_handle, droce_wqe_sge(w), w->num_sge, 0,
 				  droce_tx_hdr(m, DROCE_HDR_PAYLOAD), w->length, false) != 0) {
 		rte_pktmbuf_free(m);
-		droce_qp_fatal(qp, IBV_WC_LOC_PROT_ERR);
+		req_local_error(qp, w, IBV_WC_LOC_PROT_ERR);
 		return false;
 	}
 	droce_tx_finish(tx, m);
@@ -334,7 +351,7 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 		struct droce_send_wqe *w;
 		bool rd_atomic;
 
-		if (qp->req.next == prod)
+		if (qp->req.next == prod || qp->req.stopped)
 			break;
 		if (reliable && droce_psn_diff(qp->req.psn, qp->comp.psn) >= REQ_WINDOW)
 			break;
@@ -351,6 +368,7 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 			w->first_psn = qp->req.psn;
 			w->last_psn = droce_psn_add(qp->req.psn, req_npkts(qp, w) - 1);
 			w->sent = 0;
+			w->error = 0;
 		}
 		if (!(qp->type == IBV_QPT_UD ? req_ud(tx, qp, w) :
 		      rd_atomic ? req_rd_atomic(tx, qp, w) : req_data(tx, qp, w)))

@@ -115,9 +115,14 @@ void droce_comp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
  */
 void droce_qp_flush(struct droce_qp *qp);
 
+/** Complete every outstanding send WQE with IBV_WC_WR_FLUSH_ERR. */
+void droce_qp_flush_sq(struct droce_qp *qp);
+
 /**
- * Move @p qp to the error state from the engine (a fatal transport error)
- * and complete the WQE at the head of the send queue with @p status.
+ * A fatal error in the engine: complete the WQE at the head of the send
+ * queue with @p status, then move RC/XRC QPs to the error state (all
+ * flushed) and UC/UD QPs to the send queue error state (SQE: sends
+ * flushed, receives go on).
  */
 void droce_qp_fatal(struct droce_qp *qp, enum ibv_wc_status status);
 

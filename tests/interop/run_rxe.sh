@@ -14,7 +14,8 @@
 #   DROCE_RXE_PEER   the rxe-peer harness (default: ../shared/rxe-peer
 #                    beside the source tree)
 #   DROCE_RXE_CACHE  where the guest's kernel and initramfs are built and
-#                    kept between runs (default /var/tmp/droce-rxe-peer)
+#                    kept between runs (default /var/tmp/droce-rxe-peer);
+#                    rebuilt when a harness file is newer, or when removed
 #   DROCE_INTEROP_KEEP=1  keep the work folder (logs, captures, counters)
 #                    even when every test passed
 set -uo pipefail
@@ -53,8 +54,12 @@ export RXE_NETNS=droceinterop$$
 mkdir -p "$RXE_BUILD"
 
 keep=${DROCE_INTEROP_KEEP:-0}  # 1 after a failure, or a skip the logs explain
+cpid=  # dumpcap
+hpid=  # a droce server
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
+	[[ -n $cpid ]] && kill -INT "$cpid" 2> /dev/null
+	[[ -n $hpid ]] && kill "$hpid" 2> /dev/null
 	"$peer/down.sh" > /dev/null 2>&1
 	if [[ $keep != 1 ]]; then
 		rm -rf "$work"
@@ -63,12 +68,20 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+# meson's timeout and ^C: stop the guest too.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
-if ! RXE_BUILD=$cache "$peer/build.sh" > "$work/build.log" 2>&1; then
+# Build the guest when the cache has none, or an older one than the
+# harness (build.sh repacks the whole initramfs, ~15 s, every time).
+if [[ ! -f $cache/vmlinuz || ! -f $cache/initrd.img ||
+      -n $(find "$peer" -path "$peer/build" -prune -o -type f -newer "$cache/initrd.img" -print -quit) ]] &&
+   ! RXE_BUILD=$cache "$peer/build.sh" > "$work/build.log" 2>&1; then
 	tail -n 5 "$work/build.log"
 	keep=1
 	skip "the rxe peer cannot be built (QEMU or the Debian packages missing; $work/build.log)"
 fi
+command -v qemu-system-x86_64 > /dev/null || skip "qemu-system-x86_64 is not installed"
 ln -s "$cache/vmlinuz" "$cache/initrd.img" "$RXE_BUILD/"
 t_boot=$(date +%s%N)
 if ! "$peer/up.sh" 1 > "$work/up.log" 2>&1; then
@@ -133,6 +146,7 @@ capture_stop() {
 	sleep 1
 	kill -INT "$cpid" 2> /dev/null
 	wait "$cpid"
+	cpid=
 }
 
 # wait_listen WHERE PORT PID: wait until a TCP server listens on PORT in
@@ -233,7 +247,7 @@ check() {
 # given program arguments; the client also gets the server's address.
 run_test() {
 	name=$1
-	local server=$2 dargs=() rargs=() hpid
+	local server=$2 dargs=() rargs=()
 	expect=$3
 	shift 3
 	while [[ $1 != -- ]]; do dargs+=("$1"); shift; done
@@ -256,6 +270,7 @@ run_test() {
 		fi
 		wait "$hpid"
 		hrc=$?
+		hpid=
 	else
 		guest -t 10 0 "rm -f /tmp/$name.rc; (timeout $limit ${rargs[*]} -p $port > /tmp/$name.log 2>&1;
 			echo \$? > /tmp/$name.rc) < /dev/null > /dev/null 2>&1 &"

@@ -514,6 +514,49 @@ START_TEST(ud_send_grh_and_reply)
 }
 END_TEST
 
+START_TEST(ud_send_error_goes_to_sqe)
+{
+	struct ibv_qp *q1 = ud_qp(0x42), *q2 = ud_qp(0x42);
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = 64 } };
+	struct ibv_ah *ah = ibv_create_ah(pd, &aa);
+	struct ibv_sge sge = { (uintptr_t)abuf, 64, amr->lkey ^ 0x80 };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS, .cur_qp_state = IBV_QPS_SQE };
+	struct ibv_qp_init_attr ia;
+	struct ibv_wc wc;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = q2->qp_num;
+	wr.wr.ud.remote_qkey = 0x42;
+	/* A bad lkey: the send fails locally, the QP stops sending (SQE)... */
+	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), 0);
+	wc = wait_wc();
+	ck_assert_int_eq(wc.status, IBV_WC_LOC_PROT_ERR);
+	ck_assert_int_eq(ibv_query_qp(q1, &a, IBV_QP_STATE, &ia), 0);
+	ck_assert_int_eq(a.qp_state, IBV_QPS_SQE);
+	/* ... but still receives. */
+	post_recv(q1, 2, bbuf, 1040);
+	sge.lkey = amr->lkey;
+	wr.wr.ud.remote_qpn = q1->qp_num;
+	ck_assert_int_eq(ibv_post_send(q2, &wr, &bad), 0);
+	for (int k = 0; k < 2; k++)
+		ck_assert_int_eq(wait_wc().status, IBV_WC_SUCCESS);
+	/* SQE -> RTS, and it sends again. */
+	a.qp_state = IBV_QPS_RTS;
+	ck_assert_int_eq(ibv_modify_qp(q1, &a, IBV_QP_STATE), 0);
+	post_recv(q2, 3, bbuf, 1040);
+	wr.wr.ud.remote_qpn = q2->qp_num;
+	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), 0);
+	for (int k = 0; k < 2; k++)
+		ck_assert_int_eq(wait_wc().status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(ibv_destroy_qp(q1), 0);
+	ck_assert_int_eq(ibv_destroy_qp(q2), 0);
+	ck_assert_int_eq(ibv_destroy_ah(ah), 0);
+}
+END_TEST
+
 START_TEST(srq_shared_by_two_qps_and_limit_event)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1, .srq_limit = 0 } };
@@ -824,6 +867,7 @@ main(void)
 	tcase_add_test(tc, destroy_flushes_outstanding);
 	tcase_add_test(tc, error_state_flushes_posts);
 	tcase_add_test(tc, ud_send_grh_and_reply);
+	tcase_add_test(tc, ud_send_error_goes_to_sqe);
 	tcase_add_test(tc, srq_shared_by_two_qps_and_limit_event);
 	tcase_add_test(tc, xrc_shared_target_qp);
 	tcase_add_test(tc, qp_ex_work_request_builder);
