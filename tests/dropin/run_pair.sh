@@ -98,7 +98,7 @@ if (( status != 0 || rc != 0 )); then
 	echo "run_pair: $prog failed (server exit $rc, client exit $status)" >&2
 	exit 1
 fi
-if [[ -n $expect ]] && ! cat "$tmp/client.out" "$tmp/server.out" | grep -Eq "$expect"; then
+if [[ -n $expect ]] && ! grep -Eq "$expect" "$tmp/client.out" "$tmp/server.out"; then
 	echo "run_pair: neither side's output matches /$expect/" >&2
 	exit 1
 fi
