@@ -46,16 +46,15 @@ lib_fini(void)
 		uint16_t ethdev = droce_port_ethdev(d->port);
 
 		if (droce_dev_detach(i) != 0) {
-			/* Contexts the program left open keep the device. */
+			/* Contexts the program left open keep the device and its
+			 * pool; the engine stops and the ethdev closes, so its PMD
+			 * stops listening to its peer before the EAL goes away
+			 * (a memif peer that disconnects during rte_eal_cleanup()
+			 * would run memif's event handler on freed memory). */
 			droce_engine_stop(d->engine);
 			rte_eth_dev_stop(ethdev);
-		}
-		/* These ethdevs are ours (we started the EAL): closed now, their
-		 * PMDs stop listening to their peers before the EAL goes away.
-		 * Otherwise a memif peer that disconnects during rte_eal_cleanup()
-		 * runs memif's event handler on memory the cleanup frees. */
-		if (eal_ours)
 			rte_eth_dev_close(ethdev);
+		}
 	}
 	if (eal_ours)
 		rte_eal_cleanup();
@@ -97,6 +96,7 @@ lib_attach_ports(struct droce_conf *c)
 			return -ENODEV;
 		}
 		cp->port.capture = cp->capture[0] != '\0' ? cp->capture : NULL;
+		cp->port.close_on_detach = true; /* droce made this ethdev */
 		rc = droce_dev_attach(&cp->port, &idx);
 		if (rc != 0) {
 			DROCE_LOG(ERR, "%s: [port%u] %s: %s", c->source, i, cp->device,
