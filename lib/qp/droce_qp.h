@@ -165,7 +165,7 @@ struct droce_read_res {
 };
 
 /** Most READs/atomics a responder keeps (max_dest_rd_atomic). */
-#define DROCE_MAX_RD_ATOMIC 16
+#define DROCE_MAX_RD_ATOMIC 128
 
 /** The real queue pair. */
 struct droce_qp {
