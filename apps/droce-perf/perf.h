@@ -39,6 +39,7 @@ enum perf_conn { PERF_RC, PERF_UC, PERF_UD, PERF_XRC, PERF_DC };
 #define PERF_DEF_RX_SEND 512
 #define PERF_DEF_CQ_MOD 100
 #define PERF_DEF_MARGIN 2.0
+#define PERF_DEF_QP_TIMEOUT 14
 #define PERF_DEF_INLINE_WRITE 220
 #define PERF_DEF_INLINE_SEND 236
 #define PERF_MAX_SIZE (1u << 23)
@@ -76,6 +77,7 @@ struct perf_opts {
 	bool unsorted;               /* -U: print them in the order measured */
 	unsigned mtu;                /* -m IB MTU; 0: the port's */
 	int gid_index;
+	unsigned qp_timeout;         /* -u: ACK timeout 4.096 us * 2^qp_timeout */
 	bool raw;                    /* --raw-l2 */
 	/* the port under test */
 	const char *ethdev;          /* name or id; NULL: the only one */
@@ -93,7 +95,7 @@ void perf_usage(FILE *f, const char *prog);
 const char *perf_test_name(enum perf_test t);   /* perftest's: "RDMA_Write", ... */
 const char *perf_test_arg(enum perf_test t);    /* the --test value: "write", ... */
 const char *perf_conn_name(enum perf_conn c);
-/* The sizes to run, in order: *n of them into sizes[]. */
+/* The message sizes to run, in order, into @p sizes. @return how many. */
 unsigned perf_sizes(const struct perf_opts *o, uint64_t sizes[24]);
 /* Does the test report on this side (perftest: the server of a one-way
  * WRITE/READ/atomic test only serves)? */
@@ -211,8 +213,7 @@ int perf_oob_recv(struct perf_oob *b, char *line, size_t n, perf_idle_fn idle, v
  * every few microseconds). @return 1 with a line, 0 without, -1 when the
  * peer is gone. */
 int perf_oob_poll(struct perf_oob *b, char *line, size_t n);
-/* Wait for the line @p expect. @return 0, or -1 (gone, or another line). */
-int perf_oob_expect(struct perf_oob *b, const char *expect, perf_idle_fn idle, void *arg);
+
 /* Both sides meet here; each runs @p idle until the other arrives. */
 int perf_oob_sync(struct perf_oob *b, perf_idle_fn idle, void *arg);
 /* Client sends its test parameters, server checks them against its own:
@@ -225,11 +226,6 @@ int perf_oob_check_params(struct perf_oob *b, const struct perf_opts *o);
 int perf_rdma_main(const struct perf_opts *o, uint16_t port_id);
 /* Plain frames on the bare ethdev @p port_id. @return exit status. */
 int perf_raw_main(const struct perf_opts *o, uint16_t port_id);
-
-/* The frames a message of @p size takes at IB MTU @p mtu: RoCEv2 RC WRITE
- * packets (Ethernet, IPv4, UDP, BTH, RETH on the first, ICRC). */
-unsigned perf_frames_per_msg(uint64_t size, unsigned mtu);
-unsigned perf_frame_len(uint64_t size, unsigned mtu, unsigned index);
 
 /* Wait until the ethdev's link is up. @return 0, or -1 after @p timeout_s. */
 int perf_wait_link(uint16_t port_id, double timeout_s);

@@ -225,8 +225,9 @@ perf_oob_poll(struct perf_oob *b, char *line, size_t n)
 	return oob_take_line(b, line, n) ? 1 : 0;
 }
 
-int
-perf_oob_expect(struct perf_oob *b, const char *expect, perf_idle_fn idle, void *arg)
+/* Wait for the line @p expect. @return 0, or -1 (gone, or another line). */
+static int
+oob_expect(struct perf_oob *b, const char *expect, perf_idle_fn idle, void *arg)
 {
 	char line[256];
 
@@ -245,7 +246,7 @@ perf_oob_sync(struct perf_oob *b, perf_idle_fn idle, void *arg)
 {
 	if (perf_oob_send(b, "SYNC") != 0)
 		return -1;
-	return perf_oob_expect(b, "SYNC", idle, arg);
+	return oob_expect(b, "SYNC", idle, arg);
 }
 
 /* Everything both sides must agree on, as one line. */

@@ -18,6 +18,9 @@
 static const char *const test_args[] = { "write", "send", "read", "atomic" };
 static const char *const test_names[] = { "RDMA_Write", "Send", "RDMA_Read", "Atomic" };
 static const char *const conn_names[] = { "RC", "UC", "UD", "XRC", "DC" };
+static const char *const mode_args[] = { "bw", "lat" };
+/* -A, in the order of perf_opts.atomic_cas */
+static const char *const atomic_names[] = { "FETCH_AND_ADD", "CMP_AND_SWAP" };
 
 const char *
 perf_test_name(enum perf_test t)
@@ -71,6 +74,7 @@ perf_usage(FILE *f, const char *prog)
 "  -r, --rx-depth=<n>        receive queue depth (send tests, default 512)\n"
 "  -s, --size=<size>         message size (default 65536 bw, 2 lat)\n"
 "  -t, --tx-depth=<n>        send queue depth (default 128 bw, 1 lat)\n"
+"  -u, --qp-timeout=<t>      ACK timeout, 4.096 us * 2^t (default %d)\n"
 "  -U, --report-unsorted     latency: print every sample in the order measured\n"
 "  -x, --gid-index=<index>   source GID index (default 1, the IPv4-mapped GID)\n"
 "      --report_gbits        report Gb/sec instead of MB/sec\n"
@@ -82,7 +86,7 @@ perf_usage(FILE *f, const char *prog)
 "      --mac=<xx:..:xx>      its MAC (default the ethdev's)\n"
 "      --capture=<file>      write every RoCE frame to a pcapng file\n"
 "  -h, --help                this text\n",
-		prog, prog, prog, PERF_DEF_TCP_PORT);
+		prog, prog, prog, PERF_DEF_TCP_PORT, PERF_DEF_QP_TIMEOUT);
 }
 
 enum {
@@ -119,6 +123,7 @@ static const struct option long_opts[] = {
 	{ "rx-depth", required_argument, NULL, 'r' },
 	{ "size", required_argument, NULL, 's' },
 	{ "tx-depth", required_argument, NULL, 't' },
+	{ "qp-timeout", required_argument, NULL, 'u' },
 	{ "gid-index", required_argument, NULL, 'x' },
 	{ "report-histogram", no_argument, NULL, 'H' },
 	{ "report-unsorted", no_argument, NULL, 'U' },
@@ -259,12 +264,9 @@ parse_one(int c, const char *arg, struct perf_opts *o, struct given *g)
 		o->test = (enum perf_test)e;
 		return 0;
 	case OPT_MODE:
-		if (strcasecmp(arg, "bw") == 0)
-			o->mode = PERF_BW;
-		else if (strcasecmp(arg, "lat") == 0)
-			o->mode = PERF_LAT;
-		else
-			return parse_enum("--mode", arg, NULL, 0, &e);
+		if (parse_enum("--mode", arg, mode_args, 2, &e) != 0)
+			return -1;
+		o->mode = e == 0 ? PERF_BW : PERF_LAT;
 		return 0;
 	case OPT_RAW:
 		o->raw = true;
@@ -273,12 +275,9 @@ parse_one(int c, const char *arg, struct perf_opts *o, struct given *g)
 		o->all_sizes = true;
 		return 0;
 	case 'A':
-		if (strcasecmp(arg, "CMP_AND_SWAP") == 0)
-			o->atomic_cas = true;
-		else if (strcasecmp(arg, "FETCH_AND_ADD") == 0)
-			o->atomic_cas = false;
-		else
-			return parse_enum("-A", arg, NULL, 0, &e);
+		if (parse_enum("-A", arg, atomic_names, 2, &e) != 0)
+			return -1;
+		o->atomic_cas = e == 1;
 		return 0;
 	case 'b':
 		o->bidir = true;
@@ -349,6 +348,8 @@ parse_one(int c, const char *arg, struct perf_opts *o, struct given *g)
 	case 'U':
 		o->unsorted = true;
 		return 0;
+	case 'u':
+		return parse_uint("-u", arg, 1, 31, &o->qp_timeout);
 	case 'x':
 		if (parse_u64("-x", arg, 0, 15, &v) != 0)
 			return -1;
@@ -454,9 +455,10 @@ perf_options_parse(int argc, char **argv, struct perf_opts *o)
 	o->inline_size = -1;
 	o->margin = PERF_DEF_MARGIN;
 	o->gid_index = 1;
+	o->qp_timeout = PERF_DEF_QP_TIMEOUT;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "aA:bc:D:f:hHI:l:m:n:No:p:q:Q:r:s:t:Ux:",
+	while ((c = getopt_long(argc, argv, "aA:bc:D:f:hHI:l:m:n:No:p:q:Q:r:s:t:u:Ux:",
 				long_opts, NULL)) != -1) {
 		if (c == 'h') {
 			perf_usage(stdout, PERF_NAME);

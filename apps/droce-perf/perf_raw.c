@@ -62,14 +62,16 @@ struct raw {
 	char name[RTE_ETH_NAME_MAX_LEN];
 };
 
-unsigned
-perf_frames_per_msg(uint64_t size, unsigned mtu)
+/* The frames a message of @p size takes at IB MTU @p mtu. */
+static unsigned
+frames_per_msg(uint64_t size, unsigned mtu)
 {
 	return size == 0 ? 1 : (unsigned)((size + mtu - 1) / mtu);
 }
 
-unsigned
-perf_frame_len(uint64_t size, unsigned mtu, unsigned index)
+/* The length of frame @p index of such a message. */
+static unsigned
+frame_len(uint64_t size, unsigned mtu, unsigned index)
 {
 	uint64_t off = (uint64_t)index * mtu;
 	unsigned payload = size > off ? (unsigned)RTE_MIN(size - off, (uint64_t)mtu) : 0;
@@ -176,7 +178,7 @@ raw_build(struct raw *w, struct raw_tx *t, uint16_t count)
 	if (rte_pktmbuf_alloc_bulk(w->mp, m, count) != 0)
 		return 0;
 	for (i = 0; i < count; i++) {
-		unsigned len = perf_frame_len(t->size, w->mtu, t->frame);
+		unsigned len = frame_len(t->size, w->mtu, t->frame);
 		struct rte_ether_hdr *eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m[i], (uint16_t)len);
 		struct raw_hdr *h = (struct raw_hdr *)(eh + 1);
 
@@ -351,13 +353,13 @@ raw_bw(struct raw *w, uint64_t size)
 {
 	const struct perf_opts *o = w->o;
 	bool tx = !o->server || o->bidir, rx = o->server || o->bidir;
-	struct raw_tx t = { .size = size, .frames = perf_frames_per_msg(size, w->mtu), .msg = 1 };
+	struct raw_tx t = { .size = size, .frames = frames_per_msg(size, w->mtu), .msg = 1 };
 	struct raw_rx x = { 0 };
 	struct perf_window win = { 0 };
 	struct perf_bw_result res = {
 		.size = size,
 		.frames_per_msg = t.frames,
-		.frame_bytes = perf_frame_len(size, w->mtu, 0),
+		.frame_bytes = frame_len(size, w->mtu, 0),
 	};
 	uint64_t sent = 0;
 	char line[256];
@@ -479,7 +481,7 @@ raw_lat(struct raw *w, uint64_t size)
 	int rc = 1;
 
 	l.t.size = size;
-	l.t.frames = perf_frames_per_msg(size, w->mtu);
+	l.t.frames = frames_per_msg(size, w->mtu);
 	l.t.msg = 1;
 	if (perf_oob_sync(&w->oob, NULL, NULL) != 0)
 		return -1;

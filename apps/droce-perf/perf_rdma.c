@@ -94,6 +94,7 @@ rdma_open(struct rdma *r, uint16_t port_id)
 		.capture = o->capture,
 	};
 	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
 	int rc;
 
 	memcpy(conf.mac.addr_bytes, o->mac, sizeof(o->mac));
@@ -106,12 +107,14 @@ rdma_open(struct rdma *r, uint16_t port_id)
 	r->attached = true;
 	r->ctx = ibv_open_device(droce_dev_ibv(r->dev));
 	if (r->ctx == NULL || ibv_query_device(r->ctx, &da) != 0 ||
+	    ibv_query_port(r->ctx, 1, &pa) != 0 ||
 	    ibv_query_gid(r->ctx, 1, o->gid_index, &r->gid) != 0) {
 		fprintf(stderr, PERF_NAME ": cannot open droce%u or read GID %d: %s\n", r->dev,
 			o->gid_index, strerror(errno));
 		return -1;
 	}
-	r->mtu_bytes = o->mtu ? o->mtu : 4096;
+	/* IBV_MTU_256 is 1, each next one twice as large */
+	r->mtu_bytes = o->mtu ? o->mtu : 128u << pa.active_mtu;
 	r->mtu = mtu_enum(r->mtu_bytes);
 	r->outs = o->outs > 0 ? RTE_MIN(o->outs, da.max_qp_rd_atom) : da.max_qp_rd_atom;
 	r->inline_size = inline_default(o);
@@ -238,7 +241,8 @@ rdma_exchange(struct rdma *r)
 		if (perf_oob_recv(&r->oob, line, sizeof(line), NULL, NULL) != 0)
 			return -1;
 		if (sscanf(line, "QP %x %x %x %" SCNx64 " %63s %d", &q->rqpn, &q->rpsn, &q->rrkey,
-			   &q->rvaddr, rgid, &routs) != 6 || gid_parse(rgid, &q->rgid) != 0) {
+			   &q->rvaddr, rgid, &routs) != 6 || gid_parse(rgid, &q->rgid) != 0 ||
+		    routs < 1 || routs > UINT8_MAX) {
 			fprintf(stderr, PERF_NAME ": bad QP line from the peer: '%s'\n", line);
 			return -1;
 		}
@@ -286,7 +290,7 @@ rdma_connect(struct rdma *r)
 		}
 		memset(&a, 0, sizeof(a));
 		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 14;
+		a.timeout = (uint8_t)r->o->qp_timeout;
 		a.retry_cnt = 7;
 		a.rnr_retry = 7;
 		a.sq_psn = q->psn;

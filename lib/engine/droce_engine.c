@@ -190,9 +190,11 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 /*
  * Send what is staged. A link that takes nothing for TX_STALL_MS (a peer
  * that went away) has its backlog dropped: the reliable services resend,
- * and the engine keeps running its timers instead of waiting forever.
+ * and the engine keeps running its timers instead of waiting forever. Long
+ * enough that a peer which is merely off its CPU for a while (two busy
+ * processes on two cores) is not taken for gone.
  */
-#define TX_STALL_MS 10
+#define TX_STALL_MS 250
 
 static unsigned
 engine_flush_tx(struct droce_engine *e)

@@ -61,6 +61,10 @@ droce_cq_pop(struct droce_cq *cq, int n, struct ibv_wc *wc)
 	int got = 0;
 	uint32_t prod;
 
+	/* Empty is the common answer of a polling loop: no lock for it. */
+	if (__atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE) ==
+	    __atomic_load_n(&cq->cons, __ATOMIC_RELAXED))
+		return 0;
 	rte_spinlock_lock(&cq->clock);
 	prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
 	while (got < n && cq->cons != prod) {

@@ -359,7 +359,12 @@ droce_qp_flush(struct droce_qp *qp)
 void
 droce_qp_fatal(struct droce_qp *qp, enum ibv_wc_status status)
 {
-	if (qp->sq.cons != qp->req.next)
+	/* The WQE at the head is the one that failed: one being resent after
+	 * go-back-N (its packets went out before) is as much as one waiting
+	 * for its ACK. */
+	if (qp->sq.cons != __atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE) &&
+	    ((struct droce_send_wqe *)droce_wq_at(&qp->sq, qp->sq.cons))->state !=
+	    DROCE_WQE_POSTED)
 		droce_sq_retire(qp, status);
 	qp->req.stopped = false; /* the state stops sending from here on */
 	/* UC and UD have no connection to lose: a send error stops only the
