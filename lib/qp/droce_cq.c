@@ -5,6 +5,7 @@
 #include <rte_common.h>
 
 #include "droce_cq.h"
+#include "droce_qp.h"
 
 void (*droce_cq_notify_hook)(struct droce_cq *cq);
 
@@ -37,8 +38,12 @@ droce_cq_push(struct droce_cq *cq, const struct ibv_wc *wc, bool solicited)
 
 	rte_spinlock_lock(&cq->plock);
 	if (droce_cq_space(cq) == 0) {
-		cq->overflows++;
+		bool first = cq->overflows++ == 0;
+
 		rte_spinlock_unlock(&cq->plock);
+		/* A completion is lost: the CQ is in error (IB 11.6.2), told once. */
+		if (first && droce_event_hook != NULL)
+			droce_event_hook(cq->ibv.context, IBV_EVENT_CQ_ERR, &cq->ibv);
 		return -ENOSPC;
 	}
 	cq->ring[cq->prod & cq->mask] = *wc;

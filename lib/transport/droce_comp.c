@@ -367,6 +367,11 @@ droce_qp_fatal(struct droce_qp *qp, enum ibv_wc_status status)
 	    DROCE_WQE_POSTED)
 		droce_sq_retire(qp, status);
 	qp->req.stopped = false; /* the state stops sending from here on */
+	/* An error of the QP's own work queue (not reported by the peer) is
+	 * also an affiliated asynchronous error. */
+	if (status == IBV_WC_LOC_PROT_ERR || status == IBV_WC_LOC_LEN_ERR ||
+	    status == IBV_WC_LOC_QP_OP_ERR)
+		droce_qp_event(qp, IBV_EVENT_QP_FATAL);
 	/* UC and UD have no connection to lose: a send error stops only the
 	 * send queue (SQE); receives go on, and SQE -> RTS resumes sending. */
 	if (qp->type == IBV_QPT_UC || qp->type == IBV_QPT_UD) {

@@ -326,6 +326,21 @@ START_TEST(rc_inline_and_sge_lists)
 		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 	}
 	ck_assert_str_eq((char *)bbuf, "inline!");
+
+	/* SEND with invalidate: the receiver learns the key. */
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	wr.invalidate_rkey = 0x1234;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	ck_assert_int_eq(ibv_post_recv(q2, &rwr, &rbad), 0);
+	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), 0);
+	for (int k = 0; k < 2; k++) {
+		wc = wait_wc();
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		if (wc.opcode == IBV_WC_RECV) {
+			ck_assert(wc.wc_flags & IBV_WC_WITH_INV);
+			ck_assert_uint_eq(wc.invalidated_rkey, 0x1234);
+		}
+	}
 	destroy_pair(q1, q2);
 }
 END_TEST
@@ -536,6 +551,15 @@ START_TEST(ud_send_error_goes_to_sqe)
 	ck_assert_int_eq(wc.status, IBV_WC_LOC_PROT_ERR);
 	ck_assert_int_eq(ibv_query_qp(q1, &a, IBV_QP_STATE, &ia), 0);
 	ck_assert_int_eq(a.qp_state, IBV_QPS_SQE);
+	/* The local error is an affiliated asynchronous event too. */
+	{
+		struct ibv_async_event ev;
+
+		ck_assert_int_eq(ibv_get_async_event(ctx, &ev), 0);
+		ck_assert_int_eq(ev.event_type, IBV_EVENT_QP_FATAL);
+		ck_assert_ptr_eq(ev.element.qp, q1);
+		ibv_ack_async_event(&ev);
+	}
 	/* ... but still receives. */
 	post_recv(q1, 2, bbuf, 1040);
 	sge.lkey = amr->lkey;
