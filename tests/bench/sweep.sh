@@ -42,19 +42,10 @@ command -v gnuplot >/dev/null || { echo "sweep: gnuplot is missing" >&2; exit 1;
 mountpoint -q /dev/hugepages || { echo "sweep: no hugepages: run scripts/hugepages.sh" >&2; exit 1; }
 mkdir -p "$out"
 
-tmp=$(mktemp -d /tmp/droce-sweep.XXXXXX)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null || true
-	done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+# shellcheck source=tests/common/pair_env.sh
+source "$(dirname "$0")/../common/pair_env.sh"
+pair_setup sweep
 sock=$tmp/memif.sock
-tcp_port=$(( 20000 + $$ % 20000 ))
 
 # Wait until the CPUs were 90% idle for a moment (20 s at most).
 wait_idle() {

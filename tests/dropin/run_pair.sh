@@ -34,27 +34,9 @@ fi
 source "$(dirname "$0")/../common/dropin_env.sh"
 dropin_env "$build"
 
-tmp=$(mktemp -d /tmp/droce-pair.XXXXXX)
-pids=()
-# shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do
-		kill "$p" 2> /dev/null || true
-	done
-	wait 2> /dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-free_pages=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
-if mountpoint -q /dev/hugepages && (( ${free_pages:-0} >= 256 )); then
-	mem="--in-memory"
-else
-	mem="--no-huge -m 512 --no-shconf"
-fi
-client_cpu=$(( $(nproc) > 1 ? 1 : 0 ))
-tcp_port=$(( 20000 + $$ % 20000 ))
+# shellcheck source=tests/common/pair_env.sh
+source "$(dirname "$0")/../common/pair_env.sh"
+pair_setup pair
 
 # The server's port is active from the start (link = up): the programs
 # check it before their peer's memif side exists.

@@ -35,35 +35,9 @@ if [[ ! -x $exe ]]; then
 	exit 1
 fi
 
-tmp=$(mktemp -d /tmp/droce-e2e.XXXXXX)
-pids=()
-# shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null || true
-	done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# Hugepages when there are enough free for two processes, else plain
-# memory (--in-memory cannot go without hugepages; --no-shconf keeps the
-# two processes apart as --in-memory does).
-free_pages=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
-if mountpoint -q /dev/hugepages && (( ${free_pages:-0} >= 256 )); then
-	mem="--in-memory"
-else
-	mem="--no-huge -m 512 --no-shconf"
-fi
-# One CPU each where there are two.
-client_cpu=1
-if (( $(nproc) < 2 )); then
-	client_cpu=0
-fi
-# A TCP port of our own, so a leftover run cannot answer.
-tcp_port=$(( 20000 + $$ % 20000 ))
+# shellcheck source=tests/common/pair_env.sh
+source "$(dirname "$0")/../common/pair_env.sh"
+pair_setup e2e
 
 # conf ROLE CPU IP MAC: write ROLE's configuration.
 conf() {
