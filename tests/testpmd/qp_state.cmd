@@ -23,7 +23,7 @@ modify qp 2 rtr mtu=1024 dqpn=0x12 rq_psn=0 dgid=::ffff:10.0.0.1 sgid_index=1 ma
 
 # RTR to RTS needs the requester's attributes, with sane values.
 expect EINVAL modify qp 2 rts sq_psn=0
-expect EINVAL modify qp 2 rts sq_psn=0 timeout=14 retry=7 rnr_retry=7 max_rd=17
+expect EINVAL modify qp 2 rts sq_psn=0 timeout=14 retry=7 rnr_retry=7 max_rd=129
 modify qp 2 rts sq_psn=0 timeout=14 retry=7 rnr_retry=7 max_rd=1
 
 # In RTS: only some attributes change, and RTR is behind us.
