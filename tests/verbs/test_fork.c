@@ -47,6 +47,16 @@ side_open(struct side *s, struct ibv_device *dev)
 	CHECK(s->qp && s->mr && ibv_query_gid(s->ctx, 1, 1, &s->gid) == 0);
 }
 
+static void
+side_close(struct side *s)
+{
+	CHECK(ibv_destroy_qp(s->qp) == 0);
+	CHECK(ibv_dereg_mr(s->mr) == 0);
+	CHECK(ibv_destroy_cq(s->cq) == 0);
+	CHECK(ibv_dealloc_pd(s->pd) == 0);
+	CHECK(ibv_close_device(s->ctx) == 0);
+}
+
 /* One SEND from @p a to @p b, checked. */
 static void
 exchange(struct side *a, struct side *b, uint8_t pattern)
@@ -84,6 +94,7 @@ main(void)
 	CHECK(list != NULL && list[0] != NULL && list[1] != NULL);
 	side_open(&a, list[0]);
 	side_open(&b, list[1]);
+	ibv_free_device_list(list);
 	pa.dqpn = b.qp->qp_num;
 	pa.dgid = b.gid;
 	pb.dqpn = a.qp->qp_num;
@@ -100,6 +111,8 @@ main(void)
 
 	exchange(&b, &a, 0x22);
 	exchange(&a, &b, 0x33);
+	side_close(&a);
+	side_close(&b);
 	printf("fork: the parent's QPs work after its child exited\n1 passed, 0 failed\n");
 	return 0;
 }
