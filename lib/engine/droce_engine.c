@@ -389,23 +389,8 @@ fail:
 	return rc;
 }
 
-void
-droce_engine_stop(struct droce_engine *e)
-{
-	if (e->thread_running) {
-		e->stop = true;
-		pthread_join(e->thread, NULL);
-		e->thread_running = false;
-	}
-	rte_service_runstate_set(e->service_id, 0);
-	rte_service_component_runstate_set(e->service_id, 0);
-	/* Wait for a service lcore that may be inside an iteration. */
-	while (rte_service_may_be_active(e->service_id) == 1)
-		rte_pause();
-}
-
 /*
- * A detaching device takes its transport with it, unlike a NIC that keeps
+ * A stopping engine takes its transport with it, unlike a NIC that keeps
  * answering after its process exits. Send what is still staged and owed
  * (a last ACK, say) and give the peer a moment to read it before the link
  * goes away, so a peer that waits for that ACK does not time out.
@@ -424,10 +409,25 @@ engine_drain(struct droce_engine *e)
 }
 
 void
+droce_engine_stop(struct droce_engine *e)
+{
+	if (e->thread_running) {
+		e->stop = true;
+		pthread_join(e->thread, NULL);
+		e->thread_running = false;
+	}
+	rte_service_runstate_set(e->service_id, 0);
+	rte_service_component_runstate_set(e->service_id, 0);
+	/* Wait for a service lcore that may be inside an iteration. */
+	while (rte_service_may_be_active(e->service_id) == 1)
+		rte_pause();
+	engine_drain(e);
+}
+
+void
 droce_engine_destroy(struct droce_engine *e)
 {
 	droce_engine_stop(e);
-	engine_drain(e);
 	rte_service_component_unregister(e->service_id);
 	rte_pktmbuf_free_bulk(e->tx.pkts, e->tx.n);
 	rte_rcu_qsbr_thread_unregister(e->rcu, e->rcu_id);

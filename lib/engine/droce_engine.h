@@ -70,7 +70,8 @@ int droce_engine_create(struct droce_port *port, struct droce_num_table *qpt,
 			const struct droce_num_table *srqt, const struct droce_mr_table *mrt, struct rte_rcu_qsbr *rcu,
 			unsigned rcu_id, const char *name, struct droce_engine **out);
 
-/** Stop running the engine: join its progress thread, stop its service. */
+/** Stop running the engine: join its progress thread, stop its service,
+ *  then send what is still staged or owed and give the peer a moment. */
 void droce_engine_stop(struct droce_engine *e);
 
 /** Stop the engine, unregister the service, free the engine. */

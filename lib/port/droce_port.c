@@ -139,7 +139,6 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	p->port_id = conf->port_id;
 	p->ib_mtu = conf->mtu;
 	p->link_up = conf->link_up;
-	p->close_on_detach = conf->close_on_detach;
 	p->link_last = -1;
 	p->ipv4 = conf->ipv4;
 	p->ipv4_prefix = conf->ipv4 ? conf->ipv4_prefix : 0;
@@ -204,12 +203,9 @@ droce_port_detach(struct droce_port *p)
 	droce_port_capture_stop(p);
 	if (p->drv->stop != NULL)
 		p->drv->stop(&p->drv_ctx);
-	/* An application's ethdev stays the application's; stopping it makes
-	 * PMDs give back the RX mbufs of the pool freed below. One of droce's
-	 * own is closed first: its queues let go of the pool's mbufs too. */
+	/* The ethdev stays the application's; stopping it makes PMDs give
+	 * back the RX mbufs of the pool freed below. */
 	rte_eth_dev_stop(p->port_id);
-	if (p->close_on_detach)
-		rte_eth_dev_close(p->port_id);
 	port_free(p);
 }
 

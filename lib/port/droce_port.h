@@ -109,9 +109,6 @@ struct droce_port_conf {
 	 *  whose peer attaches later (a memif server), so programs that check
 	 *  the port at start (perftest) can wait for their peer. */
 	bool link_up;
-	/** The ethdev is droce's own (it came from droce's configuration):
-	 *  detaching closes it, before the mbuf pool its queues use is freed. */
-	bool close_on_detach;
 	/** Faults to inject into received frames (from the ethdev) and sent
 	 *  ones (droce_port_tx()); all zero: none. */
 	struct droce_fault_conf fault_rx, fault_tx;

@@ -97,7 +97,6 @@ struct droce_port {
 	uint64_t tsc_hz;
 	uint16_t ib_mtu;
 	bool link_up;                /**< active whatever the ethdev says */
-	bool close_on_detach;        /**< the ethdev is droce's: close it on detach */
 	/* link watch (droce_port_tick) */
 	uint64_t link_next_tsc;      /**< when to look at the link next */
 	int8_t link_last;            /**< -1: not looked yet, else 0/1 */

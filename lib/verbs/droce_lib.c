@@ -23,41 +23,29 @@
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool init_done;
 static int init_rc;
-static bool eal_ours;
 static pid_t init_pid;
 /* Set while this thread starts the EAL: a PMD linked against libibverbs
  * (mlx4/mlx5) that asks for devices then must not wait for itself. */
 static __thread bool in_init;
 
+/*
+ * At exit, droce stops its engines (after they sent what they owed, a
+ * last ACK say) and leaves the ports and the EAL's memory to the end of
+ * the process. It does not close them: in DPDK 22.11, closing a memif
+ * port while its peer disconnects races with memif's handler on the EAL's
+ * interrupt thread (which rte_eal_cleanup() does not stop either), and
+ * the two processes of a test often exit at the same moment.
+ */
 static void
 lib_fini(void)
 {
 	unsigned i = droce_dev_count();
 
-	/* A forked child inherits this handler but not the engines: tearing
-	 * down the ports from there would close the parent's queues. */
+	/* A forked child inherits this handler but not the engines. */
 	if (getpid() != init_pid)
 		return;
-
-	/* Devices whose contexts the program left open stay; their engines
-	 * stop so nothing runs while the EAL goes away. */
-	while (i-- > 0) {
-		struct droce_dev *d = droce_dev_get(i);
-		uint16_t ethdev = droce_port_ethdev(d->port);
-
-		if (droce_dev_detach(i) != 0) {
-			/* Contexts the program left open keep the device and its
-			 * pool; the engine stops and the ethdev closes, so its PMD
-			 * stops listening to its peer before the EAL goes away
-			 * (a memif peer that disconnects during rte_eal_cleanup()
-			 * would run memif's event handler on freed memory). */
-			droce_engine_stop(d->engine);
-			rte_eth_dev_stop(ethdev);
-			rte_eth_dev_close(ethdev);
-		}
-	}
-	if (eal_ours)
-		rte_eal_cleanup();
+	while (i-- > 0)
+		droce_engine_stop(droce_dev_get(i)->engine);
 }
 
 /* rte_eal_init() pins the calling thread to the main lcore; a verbs
@@ -96,7 +84,6 @@ lib_attach_ports(struct droce_conf *c)
 			return -ENODEV;
 		}
 		cp->port.capture = cp->capture[0] != '\0' ? cp->capture : NULL;
-		cp->port.close_on_detach = true; /* droce made this ethdev */
 		rc = droce_dev_attach(&cp->port, &idx);
 		if (rc != 0) {
 			DROCE_LOG(ERR, "%s: [port%u] %s: %s", c->source, i, cp->device,
@@ -149,7 +136,6 @@ droce_lib_init(void)
 		droce_conf_free(&c);
 		goto out;
 	}
-	eal_ours = true;
 	init_pid = getpid();
 	rte_log_set_level(droce_logtype, c.log_level);
 	rc = lib_attach_ports(&c);
