@@ -359,6 +359,13 @@ droce_qp_flush(struct droce_qp *qp)
 void
 droce_qp_fatal(struct droce_qp *qp, enum ibv_wc_status status)
 {
+	/* UC and UD have no connection to lose: a send error stops only the
+	 * send queue (SQE); receives go on, and SQE -> RTS resumes sending. */
+	bool sqe = qp->type == IBV_QPT_UC || qp->type == IBV_QPT_UD;
+
+	/* The new state first: a program that sees the error completion and
+	 * queries the QP must find it there. */
+	__atomic_store_n(&qp->state, sqe ? IBV_QPS_SQE : IBV_QPS_ERR, __ATOMIC_RELEASE);
 	/* The WQE at the head is the one that failed: one being resent after
 	 * go-back-N (its packets went out before) is as much as one waiting
 	 * for its ACK. */
@@ -372,13 +379,8 @@ droce_qp_fatal(struct droce_qp *qp, enum ibv_wc_status status)
 	if (status == IBV_WC_LOC_PROT_ERR || status == IBV_WC_LOC_LEN_ERR ||
 	    status == IBV_WC_LOC_QP_OP_ERR)
 		droce_qp_event(qp, IBV_EVENT_QP_FATAL);
-	/* UC and UD have no connection to lose: a send error stops only the
-	 * send queue (SQE); receives go on, and SQE -> RTS resumes sending. */
-	if (qp->type == IBV_QPT_UC || qp->type == IBV_QPT_UD) {
-		__atomic_store_n(&qp->state, IBV_QPS_SQE, __ATOMIC_RELEASE);
+	if (sqe)
 		droce_qp_flush_sq(qp);
-		return;
-	}
-	__atomic_store_n(&qp->state, IBV_QPS_ERR, __ATOMIC_RELEASE);
-	droce_qp_flush(qp);
+	else
+		droce_qp_flush(qp);
 }

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -44,9 +46,44 @@ lib_fini(void)
 	/* A forked child inherits this handler but not the engines. */
 	if (getpid() != init_pid)
 		return;
-	while (i-- > 0)
+	while (i-- > 0) {
 		droce_engine_stop(droce_dev_get(i)->engine);
+		droce_port_capture_stop(droce_dev_get(i)->port);
+	}
 }
+
+/*
+ * A memif server's socket file outlives a process that ends without
+ * closing its port (see lib_fini), and memif then refuses to start
+ * ("Address already in use"). Before the EAL starts, remove such a file
+ * when nobody listens on it any more; a live server's is left alone.
+ */
+static void
+lib_remove_stale_memif_socket(const char *arg)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	const char *sock = strstr(arg, "socket=");
+	size_t len;
+	int fd;
+
+	if (strstr(arg, "net_memif") == NULL || strstr(arg, "role=client") != NULL ||
+	    strstr(arg, "socket-abstract=no") == NULL || sock == NULL)
+		return;
+	sock += strlen("socket=");
+	len = strcspn(sock, ",");
+	if (len == 0 || len >= sizeof(sun.sun_path))
+		return;
+	memcpy(sun.sun_path, sock, len);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd < 0)
+		return;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 && errno == ECONNREFUSED) {
+		unlink(sun.sun_path);
+		DROCE_LOG(INFO, "removed the stale memif socket %s", sun.sun_path);
+	}
+	close(fd);
+}
+
 
 /* rte_eal_init() pins the calling thread to the main lcore; a verbs
  * program did not ask for that, so its affinity is put back. */
@@ -60,6 +97,8 @@ lib_eal_init(struct droce_conf *c)
 
 	memcpy(argv, c->eal_argv, sizeof(c->eal_argv[0]) * (size_t)c->eal_argc);
 	argv[c->eal_argc] = NULL;
+	for (int i = 1; i < c->eal_argc; i++)
+		lib_remove_stale_memif_socket(c->eal_argv[i]);
 	have_cpus = pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0;
 	rc = rte_eal_init(c->eal_argc, argv);
 	if (have_cpus)
