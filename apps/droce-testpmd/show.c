@@ -150,7 +150,7 @@ tp_show_port_stats(unsigned p)
 	/* struct droce_engine_stats, in order; checked against its size. */
 	static const char *const engine_names[] = {
 		"iterations", "rx_unknown_qpn", "rx_wrong_service", "rx_bad_state",
-		"tx_stall_drops",
+		"tx_stall_drops", "tx_no_mbuf",
 	};
 	struct droce_dev_stats s;
 	const uint64_t *ev = (const uint64_t *)&s.engine;

@@ -362,6 +362,7 @@ droce_engine_create(struct droce_port *port, struct droce_num_table *qpt,
 	e->tx.port = port;
 	e->tx.mp = droce_port_mempool(port);
 	e->tx.mrt = mrt;
+	e->tx.no_mbuf = &e->stats.tx_no_mbuf;
 	e->tx.srqt = srqt;
 	snprintf(rname, sizeof(rname), "%s_kick", name);
 	e->kicks = rte_ring_create(rname, rte_align32pow2(qpt->max + 1), SOCKET_ID_ANY,

@@ -42,7 +42,7 @@ struct droce_tx {
 	uint64_t now;                /**< rte_get_tsc_cycles() of this iteration */
 	uint16_t n;
 	struct rte_mbuf *pkts[DROCE_TX_BURST];
-	uint64_t alloc_failures;
+	uint64_t *no_mbuf;           /**< the engine's count of failed mbuf allocations */
 };
 
 /** Free places in the staging area. */

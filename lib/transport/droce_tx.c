@@ -21,7 +21,7 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, const struct droc
 		return NULL;
 	m = rte_pktmbuf_alloc(tx->mp);
 	if (m == NULL) {
-		tx->alloc_failures++;
+		(*tx->no_mbuf)++;
 		return NULL;
 	}
 	l3.udp_sport = qp->udp_sport;
@@ -29,7 +29,7 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, const struct droc
 	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hlen + l4len));
 	if (p == NULL) {
 		rte_pktmbuf_free(m);
-		tx->alloc_failures++;
+		(*tx->no_mbuf)++;
 		return NULL;
 	}
 	bth_off = droce_l3_hdr_write(m, &l3, l4len);
