@@ -148,10 +148,11 @@ void
 tp_show_port_stats(unsigned p)
 {
 	/* struct droce_engine_stats, in order; checked against its size. */
+#define RX_STAT_NAME(f) #f,
 	static const char *const engine_names[] = {
-		"iterations", "rx_unknown_qpn", "rx_wrong_service", "rx_bad_state",
-		"tx_stall_drops", "tx_no_mbuf",
+		"iterations", "tx_stall_drops", "tx_no_mbuf", DROCE_RX_STATS(RX_STAT_NAME)
 	};
+#undef RX_STAT_NAME
 	struct droce_dev_stats s;
 	const uint64_t *ev = (const uint64_t *)&s.engine;
 	const char *name;

@@ -78,6 +78,22 @@ engine_route(struct droce_engine *e, struct droce_qp *qp)
 	return false;
 }
 
+/*
+ * A responder that refused a request went to the error state owing the
+ * NAK that tells its peer why: it still goes out (routing the QP first
+ * if it never sent anything). @return true while it is still owed.
+ */
+static bool
+engine_last_word(struct droce_engine *e, struct droce_qp *qp)
+{
+	if (qp->type == IBV_QPT_UC || qp->type == IBV_QPT_UD ||
+	    (qp->resp.pending_syndrome == 0 && !qp->resp.ack_pending))
+		return false;
+	if (!qp->av.routed && droce_av_route(&e->tx, &qp->av) == -EAGAIN)
+		return true;
+	return droce_resp_send_owed(&e->tx, qp);
+}
+
 static bool
 engine_serve_qp(struct droce_engine *e, struct droce_qp *qp)
 {
@@ -101,6 +117,7 @@ engine_serve_qp(struct droce_engine *e, struct droce_qp *qp)
 		}
 		break;
 	case IBV_QPS_ERR:
+		more = engine_last_word(e, qp);
 		droce_qp_flush(qp);
 		break;
 	case IBV_QPS_SQE:
@@ -149,36 +166,26 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 {
 	struct droce_pkt *pkt = droce_pkt_of(m);
 	struct droce_qp *qp = droce_num_table_lookup(e->qpt, pkt->qpn);
-	enum ibv_qp_state st;
 
 	if (qp == NULL || __atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE)) {
-		e->stats.rx_unknown_qpn++;
+		e->stats.rx.rx_unknown_qpn++;
 		return;
 	}
 	qp->stats.rx_pkts++;
-	if ((pkt->opcode & DROCE_SVC_MASK) != droce_qp_service(qp)) {
-		e->stats.rx_wrong_service++;
-		qp->stats.dropped++;
-		return;
-	}
-	st = droce_qp_state(qp);
-	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD &&
-	    st != IBV_QPS_SQE) {
-		e->stats.rx_bad_state++;
+	/* One check before any handler: the handlers trust what passed. */
+	if (!droce_rx_check(&e->tx, qp, m, pkt)) {
 		qp->stats.dropped++;
 		return;
 	}
 	/* The first packet of a QP in RTR establishes the connection. */
-	if (st == IBV_QPS_RTR && !qp->resp.comm_est) {
+	if (droce_qp_state(qp) == IBV_QPS_RTR && !qp->resp.comm_est) {
 		qp->resp.comm_est = true;
 		droce_qp_event(qp, IBV_EVENT_COMM_EST);
 	}
 	if (pkt->op->flags & DROCE_OPF_REQ)
 		droce_resp_rx(&e->tx, qp, m, pkt);
-	else if (st != IBV_QPS_RTR)
-		droce_comp_rx(&e->tx, qp, m, pkt);
 	else
-		e->stats.rx_bad_state++;
+		droce_comp_rx(&e->tx, qp, m, pkt);
 	/* A QP its application is destroying right now is not served again:
 	 * only the ACK it owes for this packet goes out. */
 	if (__atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
@@ -363,6 +370,7 @@ droce_engine_create(struct droce_port *port, struct droce_num_table *qpt,
 	e->tx.mp = droce_port_mempool(port);
 	e->tx.mrt = mrt;
 	e->tx.no_mbuf = &e->stats.tx_no_mbuf;
+	e->tx.rxs = &e->stats.rx;
 	e->tx.srqt = srqt;
 	snprintf(rname, sizeof(rname), "%s_kick", name);
 	e->kicks = rte_ring_create(rname, rte_align32pow2(qpt->max + 1), SOCKET_ID_ANY,

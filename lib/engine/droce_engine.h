@@ -36,11 +36,9 @@ extern "C" {
 /** Engine counters (per port queue). */
 struct droce_engine_stats {
 	uint64_t iterations;
-	uint64_t rx_unknown_qpn;     /**< RoCE packets for no QP (dropped) */
-	uint64_t rx_wrong_service;   /**< opcode of another service than the QP's (dropped) */
-	uint64_t rx_bad_state;       /**< for a QP not in a state to receive (dropped) */
 	uint64_t tx_stall_drops;     /**< frames dropped because the link took nothing for long */
 	uint64_t tx_no_mbuf;         /**< frames not built for want of an mbuf (built later) */
+	struct droce_rx_stats rx;    /**< received packets dropped or refused, by cause */
 };
 
 struct droce_engine {

@@ -152,6 +152,7 @@ struct droce_read_res {
 	bool pending;                /**< responses still to send */
 	bool atomic;
 	uint32_t psn;                /**< PSN of the request (first response) */
+	uint32_t start_psn;          /**< where the responses (re)started: FIRST goes there */
 	uint32_t last_psn;           /**< PSN of the last response */
 	uint32_t msn;                /**< MSN the responses carry */
 	uint32_t rkey;
@@ -215,6 +216,7 @@ struct droce_qp {
 	/* completer (engine) */
 	struct {
 		uint32_t psn;        /**< oldest PSN not yet acknowledged */
+		bool in_read;        /**< READ response FIRST/MIDDLE taken, LAST due */
 	} comp;
 
 	/* responder (engine) */

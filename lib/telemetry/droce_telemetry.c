@@ -32,10 +32,11 @@ struct stat_name {
 	size_t off;
 };
 
-#define ENGINE_STAT(f) { #f, offsetof(struct droce_engine_stats, f) }
+#define ENGINE_STAT(f) { #f, offsetof(struct droce_engine_stats, f) },
+#define ENGINE_RX_STAT(f) { #f, offsetof(struct droce_engine_stats, rx.f) },
 static const struct stat_name engine_stats[] = {
-	ENGINE_STAT(iterations), ENGINE_STAT(rx_unknown_qpn), ENGINE_STAT(rx_wrong_service),
-	ENGINE_STAT(rx_bad_state), ENGINE_STAT(tx_stall_drops), ENGINE_STAT(tx_no_mbuf),
+	ENGINE_STAT(iterations) ENGINE_STAT(tx_stall_drops) ENGINE_STAT(tx_no_mbuf)
+	DROCE_RX_STATS(ENGINE_RX_STAT)
 };
 static_assert(sizeof(struct droce_engine_stats) == RTE_DIM(engine_stats) * sizeof(uint64_t),
 	      "every engine counter has a name");

@@ -198,8 +198,8 @@ comp_response_wqe(struct droce_qp *qp, uint32_t psn, bool atomic)
 }
 
 static void
-comp_read_resp(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pkt,
-	       const uint8_t *payload)
+comp_read_resp(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
+	       const struct droce_pkt *pkt)
 {
 	struct droce_send_wqe *w = comp_response_wqe(qp, pkt->psn, false);
 	uint32_t flags = pkt->op->flags;
@@ -220,18 +220,26 @@ comp_read_resp(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt 
 			qp->stats.duplicates++;
 		return;
 	}
+	/* A MIDDLE or LAST with no FIRST before it: a stale or forged
+	 * packet. Dropped: the READ is asked again if it is really missing. */
+	if (!droce_rx_comp_seq_ok(qp, pkt)) {
+		tx->rxs->rx_bad_opcode_seq++;
+		return;
+	}
 	off = (uint64_t)droce_psn_diff(pkt->psn, w->first_psn) * qp->mtu;
 	if ((!(flags & DROCE_OPF_LAST) && pkt->payload_len != qp->mtu) ||
 	    off + pkt->payload_len > w->length ||
 	    ((flags & DROCE_OPF_LAST) && off + pkt->payload_len != w->length)) {
+		tx->rxs->rx_bad_response++;
 		droce_qp_fatal(qp, IBV_WC_BAD_RESP_ERR);
 		return;
 	}
-	if (droce_sge_copy(tx->mrt, qp->pd_handle, droce_wqe_sge(w), w->num_sge, off,
-			   (void *)(uintptr_t)payload, pkt->payload_len, true) != 0) {
+	if (droce_payload_to_sge(tx, qp->pd_handle, droce_wqe_sge(w), w->num_sge, off, m,
+				 pkt) != 0) {
 		droce_qp_fatal(qp, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
+	qp->comp.in_read = !(flags & DROCE_OPF_LAST);
 	/* Bytes received so far: where a go-back-N READ resumes. */
 	w->sent = (uint32_t)(off + pkt->payload_len);
 	comp_progress(qp, tx->now, pkt->psn);
@@ -266,10 +274,6 @@ droce_comp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	const struct droce_aeth *aeth = droce_pkt_hdr(m, pkt, DROCE_HDR_AETH);
 	uint8_t op = pkt->opcode & DROCE_OP_MASK;
 
-	if (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_XRC_SEND) {
-		qp->stats.dropped++;
-		return;
-	}
 	if (aeth != NULL && (droce_aeth_syndrome(aeth) & DROCE_AETH_TYPE_MASK) != DROCE_AETH_ACK) {
 		comp_aeth(tx, qp, pkt, aeth);
 		return;
@@ -282,7 +286,7 @@ droce_comp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		comp_atomic_ack(tx, qp, pkt, droce_pkt_hdr(m, pkt, DROCE_HDR_ATMACK));
 		break;
 	default:
-		comp_read_resp(tx, qp, pkt, droce_pkt_hdr(m, pkt, DROCE_HDR_PAYLOAD));
+		comp_read_resp(tx, qp, m, pkt);
 		break;
 	}
 }
@@ -337,6 +341,7 @@ droce_qp_flush_sq(struct droce_qp *qp)
 	while (qp->sq.cons != prod && qp->scq != NULL && droce_cq_space(qp->scq) > 0)
 		droce_sq_retire(qp, IBV_WC_WR_FLUSH_ERR);
 	qp->req.next = qp->sq.cons;
+	qp->comp.in_read = false;
 	qp->req.timeout_tsc = 0;
 	qp->req.rnr_tsc = 0;
 	qp->req.rd_out = 0;

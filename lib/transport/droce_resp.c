@@ -5,6 +5,8 @@
  * to one per engine pass; sequence gaps get one NAK until the gap closes;
  * duplicates are answered again (READs re-executed from the duplicate
  * PSN, atomics replayed from their saved result, never applied twice).
+ * Packets reach it only after droce_rx_check(); the opcode sequence is
+ * checked here, once a packet is known to be the next one in PSN order.
  */
 #include <string.h>
 
@@ -24,14 +26,55 @@ resp_nak(struct droce_qp *qp, uint8_t syndrome, uint32_t psn)
 	qp->resp.nak_sent = true;
 }
 
-/* A fatal request error: NAK it, and the message being received is lost. */
+/* Complete the receive being filled with an error: nothing more lands in it. */
 static void
-resp_nak_fatal(struct droce_qp *qp, uint8_t code, uint32_t psn, const char *why)
+resp_recv_fail(struct droce_qp *qp, enum ibv_wc_status status)
 {
-	DROCE_LOG(DEBUG, "QP 0x%x: NAK %u for PSN 0x%x: %s", qp->qpn, code, psn, why);
-	resp_nak(qp, DROCE_AETH_NAK | code, psn);
+	struct ibv_wc wc = {
+		.wr_id = qp->rwqe->wr_id,
+		.status = status,
+		.opcode = IBV_WC_RECV,
+		.qp_num = qp->qpn,
+	};
+
+	droce_cq_push(qp->rcq, &wc, false);
+	qp->resp.has_wqe = false;
+}
+
+/*
+ * A request the responder refuses (IBA 9.9.3.1.2, errors of class C and
+ * D/E). RC and XRC NAK it with @p code, complete the receive being filled
+ * in error and go to the error state, raising the affiliated event a NIC
+ * raises: no byte of this message or any later one is delivered. UC has
+ * no NAK: the message is dropped, and its receive completes in error when
+ * it came from an SRQ (class D) or is kept for the next message (class E).
+ */
+static void
+resp_error(struct droce_tx *tx, struct droce_qp *qp, uint8_t code, uint32_t psn,
+	   const char *why)
+{
+	bool access = code == DROCE_NAK_REM_ACCESS_ERR;
+	enum ibv_wc_status st = access ? IBV_WC_REM_ACCESS_ERR : IBV_WC_REM_INV_REQ_ERR;
+
+	DROCE_LOG(DEBUG, "QP 0x%x: request at PSN 0x%x refused (NAK %u): %s", qp->qpn, psn,
+		  code, why);
 	qp->resp.in_send = false;
 	qp->resp.in_write = false;
+	if (qp->type == IBV_QPT_UC) {
+		if (qp->resp.has_wqe && qp->srq != NULL)
+			resp_recv_fail(qp, st);
+		return;
+	}
+	if (access)
+		tx->rxs->naks_rem_access_sent++;
+	else
+		tx->rxs->naks_inv_req_sent++;
+	resp_nak(qp, DROCE_AETH_NAK | code, psn);
+	if (qp->resp.has_wqe)
+		resp_recv_fail(qp, st);
+	/* The engine sends the NAK it owes, then flushes (droce_engine.c). */
+	__atomic_store_n(&qp->state, IBV_QPS_ERR, __ATOMIC_RELEASE);
+	droce_qp_event(qp, access ? IBV_EVENT_QP_ACCESS_ERR : IBV_EVENT_QP_REQ_ERR);
 }
 
 static void
@@ -67,7 +110,8 @@ resp_recv_complete(struct droce_qp *qp, struct droce_recv_wqe *r, enum ibv_wc_st
 	qp->resp.has_wqe = false;
 }
 
-/* Check that a message can complete: a receive WQE and room in the CQ. */
+/* Check that a message can complete: a receive WQE and room in the CQ.
+ * A UC receive kept from a dropped message is used again. */
 static struct droce_recv_wqe *
 resp_need_recv(struct droce_qp *qp, const struct droce_pkt *pkt)
 {
@@ -84,11 +128,16 @@ resp_need_recv(struct droce_qp *qp, const struct droce_pkt *pkt)
 
 /* Payload length rules: FIRST and MIDDLE packets are exactly one MTU. */
 static bool
-resp_len_ok(const struct droce_qp *qp, const struct droce_pkt *pkt)
+resp_len_ok(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pkt)
 {
-	if (pkt->op->flags & DROCE_OPF_LAST)
-		return pkt->payload_len <= qp->mtu;
-	return pkt->payload_len == qp->mtu;
+	bool ok = (pkt->op->flags & DROCE_OPF_LAST) ? pkt->payload_len <= qp->mtu :
+						      pkt->payload_len == qp->mtu;
+
+	if (!ok) {
+		tx->rxs->rx_bad_length++;
+		resp_error(tx, qp, DROCE_NAK_INVALID_REQ, pkt->psn, "payload of the wrong length");
+	}
+	return ok;
 }
 
 /* SEND FIRST/MIDDLE/LAST/ONLY. @return false if the packet was refused. */
@@ -99,21 +148,21 @@ resp_send(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	uint32_t flags = pkt->op->flags;
 	struct droce_recv_wqe *r;
 
-	if (((flags & DROCE_OPF_FIRST) != 0) == qp->resp.in_send || !resp_len_ok(qp, pkt)) {
-		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn, "SEND out of sequence or of the wrong length");
+	if (!resp_len_ok(tx, qp, pkt))
 		return false;
-	}
+	/* A message under way has its receive (droce_rx_resp_seq_ok()). */
 	r = (flags & DROCE_OPF_FIRST) ? resp_need_recv(qp, pkt) : qp->rwqe;
 	if (r == NULL)
 		return false;
 	qp->resp.in_send = true;
 	if (flags & DROCE_OPF_FIRST)
 		qp->resp.send_offset = 0;
-	if (droce_sge_copy(tx->mrt, qp->pd_handle, r->sge, r->num_sge, qp->resp.send_offset,
-			   droce_pkt_hdr(m, pkt, DROCE_HDR_PAYLOAD), pkt->payload_len, true) != 0) {
+	if (droce_payload_to_sge(tx, qp->pd_handle, r->sge, r->num_sge, qp->resp.send_offset,
+				 m, pkt) != 0) {
 		/* Too long for the buffers, or a bad lkey: the message fails here. */
+		tx->rxs->rx_recv_too_small++;
 		resp_recv_complete(qp, r, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, pkt, m);
-		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn, "receive buffers too small, or a bad lkey");
+		resp_error(tx, qp, DROCE_NAK_INVALID_REQ, pkt->psn, "receive buffers too small, or a bad lkey");
 		return false;
 	}
 	qp->resp.send_offset += pkt->payload_len;
@@ -134,10 +183,8 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	struct droce_recv_wqe *r = NULL;
 	uint8_t *dst;
 
-	if (((flags & DROCE_OPF_FIRST) != 0) == qp->resp.in_write || !resp_len_ok(qp, pkt)) {
-		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn, "WRITE out of sequence or of the wrong length");
+	if (!resp_len_ok(tx, qp, pkt))
 		return false;
-	}
 	if (flags & DROCE_OPF_FIRST) {
 		const struct droce_reth *reth = droce_pkt_hdr(m, pkt, DROCE_HDR_RETH);
 
@@ -148,7 +195,8 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	}
 	if (pkt->payload_len > qp->resp.write_resid ||
 	    ((flags & DROCE_OPF_LAST) && pkt->payload_len != qp->resp.write_resid)) {
-		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn, "WRITE longer than its RETH says");
+		tx->rxs->rx_bad_length++;
+		resp_error(tx, qp, DROCE_NAK_INVALID_REQ, pkt->psn, "WRITE of another length than its RETH says");
 		return false;
 	}
 	if ((flags & DROCE_OPF_IMMDT) && (r = resp_need_recv(qp, pkt)) == NULL)
@@ -157,11 +205,12 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	    ((dst = droce_mr_addr(droce_mr_lookup(tx->mrt, qp->resp.write_rkey), qp->pd_handle,
 				  qp->resp.write_va, pkt->payload_len,
 				  IBV_ACCESS_REMOTE_WRITE)) == NULL && pkt->payload_len > 0)) {
-		resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "WRITE outside the region, or no remote write");
+		tx->rxs->rx_bad_access++;
+		resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "WRITE outside the region, or no remote write");
 		return false;
 	}
 	if (pkt->payload_len > 0)
-		memcpy(dst, droce_pkt_hdr(m, pkt, DROCE_HDR_PAYLOAD), pkt->payload_len);
+		droce_payload_to_mem(dst, m, pkt);
 	qp->resp.in_write = !(flags & DROCE_OPF_LAST);
 	qp->resp.write_va += pkt->payload_len;
 	qp->resp.write_resid -= pkt->payload_len;
@@ -223,15 +272,22 @@ resp_read(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	uint32_t npkts = len == 0 ? 1 : (len + qp->mtu - 1) / qp->mtu;
 	struct droce_read_res *res;
 
+	/* No message is longer than 2^31 bytes (IBA 9.4.4). */
+	if (len > DROCE_MAX_MSG_LEN) {
+		tx->rxs->rx_bad_length++;
+		resp_error(tx, qp, DROCE_NAK_INVALID_REQ, pkt->psn, "READ longer than 2^31 bytes");
+		return false;
+	}
 	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
 	    (len > 0 && droce_mr_addr(droce_mr_lookup(tx->mrt, rkey), qp->pd_handle, va, len,
 				      IBV_ACCESS_REMOTE_READ) == NULL)) {
-		resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "READ outside the region, or no remote read");
+		tx->rxs->rx_bad_access++;
+		resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "READ outside the region, or no remote read");
 		return false;
 	}
 	res = resp_res_alloc(qp);
 	res->atomic = false;
-	res->psn = res->cur_psn = pkt->psn;
+	res->psn = res->start_psn = res->cur_psn = pkt->psn;
 	res->last_psn = droce_psn_add(pkt->psn, npkts - 1);
 	res->orig_va = res->va = va;
 	res->rkey = rkey;
@@ -254,14 +310,16 @@ resp_atomic(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	uint64_t *p;
 
 	if ((va & 7) != 0) {
-		resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn, "unaligned atomic");
+		tx->rxs->rx_misaligned_atomic++;
+		resp_error(tx, qp, DROCE_NAK_INVALID_REQ, pkt->psn, "unaligned atomic");
 		return false;
 	}
 	p = (uint64_t *)droce_mr_addr(droce_mr_lookup(tx->mrt, rte_be_to_cpu_32(a->rkey)),
 				      qp->pd_handle, va, sizeof(uint64_t),
 				      IBV_ACCESS_REMOTE_ATOMIC);
 	if (p == NULL || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)) {
-		resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "atomic outside the region, or no remote atomic");
+		tx->rxs->rx_bad_access++;
+		resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "atomic outside the region, or no remote atomic");
 		return false;
 	}
 	res = resp_res_alloc(qp);
@@ -276,7 +334,7 @@ resp_atomic(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 						      __ATOMIC_SEQ_CST);
 	}
 	res->atomic = true;
-	res->psn = res->cur_psn = res->last_psn = pkt->psn;
+	res->psn = res->start_psn = res->cur_psn = res->last_psn = pkt->psn;
 	res->msn = ++qp->resp.msn;
 	resp_res_commit(qp, res);
 	return true;
@@ -308,7 +366,9 @@ resp_duplicate(struct droce_qp *qp, const struct droce_pkt *pkt)
 		if (res->atomic != !!(flags & DROCE_OPF_ATOMIC))
 			return;
 		skip = (uint32_t)droce_psn_diff(pkt->psn, res->psn);
-		res->cur_psn = pkt->psn;
+		/* Answered as a new READ of the rest: FIRST (or ONLY) again,
+		 * as IBA 9.7.5.1.4 wants and rxe does. */
+		res->start_psn = res->cur_psn = pkt->psn;
 		res->va = res->orig_va + (uint64_t)skip * qp->mtu;
 		res->resid = res->total - RTE_MIN(res->total, skip * qp->mtu);
 		res->pending = true;
@@ -328,37 +388,40 @@ static void
 resp_ud(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	const struct droce_pkt *pkt)
 {
-	const struct droce_deth *deth = droce_pkt_hdr(m, pkt, DROCE_HDR_DETH);
 	uint8_t grh[40] = { 0 };
 	struct droce_recv_wqe *r;
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
 
-	if (rte_be_to_cpu_32(deth->qkey) != qp->attr.qkey || pkt->payload_len > qp->mtu) {
+	if (pkt->payload_len > qp->mtu) {
+		tx->rxs->rx_bad_length++;
 		qp->stats.dropped++;
 		return;
 	}
 	/* UD has no RNR: with no receive posted (or no CQ room) the datagram is lost. */
 	r = droce_cq_space(qp->rcq) > 0 ? droce_recv_claim(qp) : NULL;
 	if (r == NULL) {
+		tx->rxs->rx_ud_no_recv++;
 		qp->stats.dropped++;
 		return;
 	}
+	/* The IP header is in the first segment: droce_pkt_parse() checked. */
 	if (pkt->ipv6)
 		memcpy(grh, rte_pktmbuf_mtod_offset(m, void *, pkt->l3_off), sizeof(grh));
 	else
 		memcpy(grh + 20, rte_pktmbuf_mtod_offset(m, void *, pkt->l3_off), 20);
 	if (droce_sge_copy(tx->mrt, qp->pd_handle, r->sge, r->num_sge, 0, grh, sizeof(grh),
 			   true) != 0 ||
-	    droce_sge_copy(tx->mrt, qp->pd_handle, r->sge, r->num_sge, sizeof(grh),
-			   droce_pkt_hdr(m, pkt, DROCE_HDR_PAYLOAD), pkt->payload_len, true) != 0)
+	    droce_payload_to_sge(tx, qp->pd_handle, r->sge, r->num_sge, sizeof(grh), m, pkt) != 0)
 		st = IBV_WC_LOC_LEN_ERR;
 	resp_recv_complete(qp, r, st, IBV_WC_RECV, sizeof(grh) + pkt->payload_len, pkt, m);
 }
 
 /*
  * An XRC target QP receives into the SRQ each packet names, and checks
- * memory against that SRQ's PD. An SRQ of another XRC domain (or none) is
- * an invalid request.
+ * memory against that SRQ's PD. An SRQ of another XRC domain (or none),
+ * or another SRQ than the one a message under way lands in, is an
+ * invalid request. Only a packet that starts a message binds the QP to
+ * its SRQ, so no duplicate or stray packet moves a message elsewhere.
  * @return false when the packet was refused.
  */
 static bool
@@ -368,15 +431,40 @@ resp_xrc_srq(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	const struct droce_xrceth *x = droce_pkt_hdr(m, pkt, DROCE_HDR_XRCETH);
 	struct droce_srq *srq = droce_num_table_lookup(tx->srqt, droce_get24(x->srqn));
 
-	if (srq == NULL || srq->type != IBV_SRQT_XRC || srq->xrcd != qp->xrcd) {
+	if (srq == NULL || srq->type != IBV_SRQT_XRC || srq->xrcd != qp->xrcd ||
+	    srq->cq == NULL ||
+	    ((qp->resp.in_send || qp->resp.in_write) && srq != qp->srq)) {
+		tx->rxs->rx_bad_xrc_srq++;
 		qp->stats.dropped++;
-		if (pkt->psn == qp->resp.epsn && !qp->resp.nak_sent)
-			resp_nak_fatal(qp, DROCE_NAK_INVALID_REQ, pkt->psn, "no XRC SRQ of this domain with that number");
+		resp_error(tx, qp, DROCE_NAK_INVALID_REQ, pkt->psn, "no XRC SRQ of this domain with that number");
 		return false;
 	}
 	qp->srq = srq;
 	qp->rcq = srq->cq;
 	qp->pd_handle = srq->pd_handle;
+	return true;
+}
+
+/*
+ * A request that breaks the opcode sequence (IBA 9.8.3.1): an RC or XRC
+ * responder refuses it (NAK invalid request, QP to error). A UC responder
+ * drops the message under way (its receive is kept for the next one) and
+ * takes the packet if it starts a new message.
+ * @return true when the packet goes on to be handled.
+ */
+static bool
+resp_bad_sequence(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pkt)
+{
+	tx->rxs->rx_bad_opcode_seq++;
+	if (qp->type != IBV_QPT_UC) {
+		resp_error(tx, qp, DROCE_NAK_INVALID_REQ, pkt->psn, "opcode out of sequence");
+		return false;
+	}
+	qp->resp.in_send = qp->resp.in_write = false;
+	if (!(pkt->op->flags & DROCE_OPF_FIRST)) {
+		qp->stats.dropped++;
+		return false;
+	}
 	return true;
 }
 
@@ -393,8 +481,6 @@ droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		resp_ud(tx, qp, m, pkt);
 		return;
 	}
-	if (qp->type == IBV_QPT_XRC_RECV && !resp_xrc_srq(tx, qp, m, pkt))
-		return;
 	diff = droce_psn_diff(pkt->psn, qp->resp.epsn);
 	if (diff < 0 && reliable) {
 		resp_duplicate(qp, pkt);
@@ -420,16 +506,18 @@ droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		}
 	}
 	qp->resp.nak_sent = false;
+	if (!droce_rx_resp_seq_ok(qp, pkt) && !resp_bad_sequence(tx, qp, pkt))
+		return;
+	if (qp->type == IBV_QPT_XRC_RECV && !resp_xrc_srq(tx, qp, m, pkt))
+		return;
 	if (flags & DROCE_OPF_SEND)
 		ok = resp_send(tx, qp, m, pkt);
 	else if (flags & DROCE_OPF_WRITE)
 		ok = resp_write(tx, qp, m, pkt);
 	else if (flags & DROCE_OPF_READ)
-		ok = reliable && resp_read(tx, qp, m, pkt);
-	else if (flags & DROCE_OPF_ATOMIC)
-		ok = reliable && resp_atomic(tx, qp, m, pkt);
+		ok = resp_read(tx, qp, m, pkt);
 	else
-		ok = false;
+		ok = resp_atomic(tx, qp, m, pkt);
 	if (!ok) {
 		if (!reliable)
 			qp->resp.in_send = qp->resp.in_write = false;
@@ -480,7 +568,7 @@ resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_r
 		return true;
 	}
 	seg = RTE_MIN(qp->mtu, res->resid);
-	first = res->cur_psn == res->psn;
+	first = res->cur_psn == res->start_psn;
 	last = seg == res->resid;
 	opcode = first && last ? DROCE_OP_READ_RESP_ONLY : first ? DROCE_OP_READ_RESP_FIRST :
 		 last ? DROCE_OP_READ_RESP_LAST : DROCE_OP_READ_RESP_MIDDLE;
@@ -499,7 +587,8 @@ resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_r
 		if (src == NULL) {
 			rte_pktmbuf_free(m);
 			res->pending = false;
-			resp_nak_fatal(qp, DROCE_NAK_REM_ACCESS_ERR, res->cur_psn, "region gone while answering a READ");
+			tx->rxs->rx_bad_access++;
+			resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, res->cur_psn, "region gone while answering a READ");
 			return true;
 		}
 		memcpy(droce_tx_hdr(m, DROCE_HDR_PAYLOAD), src, seg);

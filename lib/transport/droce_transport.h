@@ -30,6 +30,37 @@ extern "C" {
 
 struct droce_port;
 
+/**
+ * Every reason a received packet is dropped or refused, one counter each
+ * (docs/reliability.md says what each counts). One list, so the engine's
+ * counters, rte_telemetry and droce-testpmd name them alike.
+ */
+#define DROCE_RX_STATS(X)						\
+	X(rx_unknown_qpn)    /* no QP with that number, or being destroyed */ \
+	X(rx_wrong_service)  /* opcode of another service than the QP's */ \
+	X(rx_bad_qp_type)    /* right service, but not for this kind of QP */ \
+	X(rx_bad_state)      /* QP not in a state that receives it */	\
+	X(rx_bad_pkey)       /* BTH P_Key not of the port's partition */	\
+	X(rx_no_resources)   /* QP lacks the queue or CQ the packet needs */ \
+	X(rx_bad_opcode_seq) /* opcode out of the message sequence */	\
+	X(rx_bad_length)     /* payload length the opcode or RETH forbids */ \
+	X(rx_bad_access)     /* rkey, PD, bounds or access flags refuse it */ \
+	X(rx_misaligned_atomic) /* atomic to an address not 8-byte aligned */ \
+	X(rx_recv_too_small) /* SEND longer than its receive, or a bad lkey */ \
+	X(rx_bad_qkey)       /* UD datagram with another Q_Key */		\
+	X(rx_bad_xrc_srq)    /* XRC SRQ number not of the QP's domain */	\
+	X(rx_ud_no_recv)     /* UD datagram with no receive posted */	\
+	X(rx_bad_response)   /* READ response of the wrong length */	\
+	X(naks_inv_req_sent)     /* NAK invalid request sent */		\
+	X(naks_rem_access_sent)  /* NAK remote access error sent */
+
+/** The counters of DROCE_RX_STATS, written by one engine only. */
+struct droce_rx_stats {
+#define DROCE_RX_STAT_FIELD(name) uint64_t name;
+	DROCE_RX_STATS(DROCE_RX_STAT_FIELD)
+#undef DROCE_RX_STAT_FIELD
+};
+
 /** Most packets staged for one transmit burst. */
 #define DROCE_TX_BURST 64
 
@@ -43,6 +74,7 @@ struct droce_tx {
 	uint16_t n;
 	struct rte_mbuf *pkts[DROCE_TX_BURST];
 	uint64_t *no_mbuf;           /**< the engine's count of failed mbuf allocations */
+	struct droce_rx_stats *rxs;  /**< the engine's drop and NAK counters */
 };
 
 /** Free places in the staging area. */
@@ -75,6 +107,50 @@ uint8_t *droce_tx_hdr(struct rte_mbuf *m, enum droce_hdr h);
 
 /** Append the ICRC and stage the packet. */
 void droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m);
+
+/* ---- the validity check of received packets (droce_rx_check.c) ---- */
+
+/**
+ * The checks every packet for @p qp passes before a handler sees it, in
+ * the order of IBA 9.6 and 9.7: the opcode is one this kind of QP
+ * receives (the opcode table's `to`), the P_Key is the port's, the QP's
+ * state receives it, the QP has what the handler needs (a receive CQ for
+ * requests that complete a receive, a send CQ for responses), and a UD
+ * datagram carries the QP's Q_Key. A packet that fails is dropped
+ * silently, as the spec says for header and state errors, and counted.
+ * @return true when the packet may go to droce_resp_rx() or droce_comp_rx().
+ */
+bool droce_rx_check(struct droce_tx *tx, const struct droce_qp *qp, struct rte_mbuf *m,
+		    const struct droce_pkt *pkt);
+
+/**
+ * Responder: may @p pkt, the next request in PSN order, follow what @p qp
+ * is in the middle of? (A SEND or WRITE message, once started, goes on
+ * with MIDDLE and LAST packets of its own kind and nothing else; between
+ * messages only a FIRST or ONLY packet may come.)
+ */
+bool droce_rx_resp_seq_ok(const struct droce_qp *qp, const struct droce_pkt *pkt);
+
+/**
+ * Completer: may READ response @p pkt, at the expected PSN, come now?
+ * MIDDLE and LAST continue a response begun by FIRST; FIRST and ONLY
+ * begin one (also again, when a READ is asked again from the middle).
+ */
+bool droce_rx_comp_seq_ok(const struct droce_qp *qp, const struct droce_pkt *pkt);
+
+/* ---- payload of received packets, chained or not (droce_payload.c) ---- */
+
+/**
+ * Copy the payload of @p pkt into the list of SGEs @p sge, starting
+ * @p offset bytes into it, checking each SGE's lkey against @p pd_handle.
+ * @return 0, or -EFAULT when the SGEs are too short or a key is bad.
+ */
+int droce_payload_to_sge(const struct droce_tx *tx, uint32_t pd_handle,
+			 const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,
+			 const struct rte_mbuf *m, const struct droce_pkt *pkt);
+
+/** Copy the payload of @p pkt to @p dst (already checked to be writable). */
+void droce_payload_to_mem(void *dst, const struct rte_mbuf *m, const struct droce_pkt *pkt);
 
 /* ---- requester ---- */
 

@@ -31,7 +31,7 @@
 #define DROCE_MAX_SGE 32u
 #define DROCE_MAX_INLINE 512
 #define DROCE_MAX_CQE 65536
-#define DROCE_MAX_MSG (1u << 31)
+#define DROCE_MAX_MSG DROCE_MAX_MSG_LEN
 
 
 struct droce_context;

@@ -39,9 +39,10 @@
 /* Offset of header @p h: where the previous one ends, 0 when absent. */
 #define OFF(f, h, prev) (((f) & DROCE_OPF_##h) ? END_##prev(f) : 0)
 
-#define ROW(str, f) {							\
+#define ROW(str, f, rcv) {						\
 	.name = (str),							\
 	.flags = (f),							\
+	.to = (rcv),							\
 	.hdr_len = END_ATMACK(f),					\
 	.off = {							\
 		[DROCE_HDR_BTH] = 0,					\
@@ -104,23 +105,26 @@
 	X(SEND_ONLY_INV,    SEND | ONLY | IETH)
 
 #define RC_ROW(op, f) \
-	[DROCE_SVC_RC | DROCE_OP_##op] = ROW("RC_" #op, f),
+	[DROCE_SVC_RC | DROCE_OP_##op] = ROW("RC_" #op, f, DROCE_RCV_RC),
 #define UC_ROW(op, f) \
-	[DROCE_SVC_UC | DROCE_OP_##op] = ROW("UC_" #op, f),
-/* XRC requests carry the XRCETH right after the BTH; responses do not. */
+	[DROCE_SVC_UC | DROCE_OP_##op] = ROW("UC_" #op, f, DROCE_RCV_UC),
+/* XRC requests carry the XRCETH right after the BTH; responses do not.
+ * Requests go to the target, responses back to the initiator. */
 #define XRC_FLAGS(f) ((f) | (((f) & REQ) ? DROCE_OPF_XRCETH : 0))
+#define XRC_RCV(f) (((f) & REQ) ? DROCE_RCV_XRC_TGT : DROCE_RCV_XRC_INI)
 #define XRC_ROW(op, f) \
-	[DROCE_SVC_XRC | DROCE_OP_##op] = ROW("XRC_" #op, XRC_FLAGS(f)),
+	[DROCE_SVC_XRC | DROCE_OP_##op] = ROW("XRC_" #op, XRC_FLAGS(f), XRC_RCV(f)),
 
 const struct droce_opcode_info droce_opcode_table[256] = {
 	SEND_WRITE_OPS(RC_ROW)
 	RELIABLE_OPS(RC_ROW)
 	SEND_WRITE_OPS(UC_ROW)
 	[DROCE_SVC_UD | DROCE_OP_SEND_ONLY] =
-		ROW("UD_SEND_ONLY", SEND | ONLY | DROCE_OPF_DETH),
+		ROW("UD_SEND_ONLY", SEND | ONLY | DROCE_OPF_DETH, DROCE_RCV_UD),
 	[DROCE_SVC_UD | DROCE_OP_SEND_ONLY_IMM] =
-		ROW("UD_SEND_ONLY_IMM", SEND | ONLY | DROCE_OPF_DETH | IMMDT),
-	[DROCE_OPCODE_CNP] = ROW("CNP", DROCE_OPF_CNP),
+		ROW("UD_SEND_ONLY_IMM", SEND | ONLY | DROCE_OPF_DETH | IMMDT, DROCE_RCV_UD),
+	/* Congestion control is not a QP's business (yet): no QP takes it. */
+	[DROCE_OPCODE_CNP] = ROW("CNP", DROCE_OPF_CNP, 0),
 	SEND_WRITE_OPS(XRC_ROW)
 	RELIABLE_OPS(XRC_ROW)
 };

@@ -33,6 +33,9 @@ extern "C" {
 #define DROCE_PKEY_DEFAULT 0xffff
 /** QPN mask: queue pair numbers are 24 bits. */
 #define DROCE_QPN_MASK 0xffffffu
+/** The longest message: 2^31 bytes (IBA 9.4.4). */
+#define DROCE_MAX_MSG_LEN (1u << 31)
+
 /** PSN mask: packet sequence numbers are 24 bits. */
 #define DROCE_PSN_MASK 0xffffffu
 
@@ -203,10 +206,25 @@ enum droce_hdr {
 	DROCE_HDR_NUM
 };
 
+/**
+ * Which kinds of QP receive an opcode (a mask in droce_opcode_info.to).
+ * RC QPs are requester and responder at once; an XRC initiator only
+ * requests (it receives responses), an XRC target only responds (it
+ * receives requests); UC and UD QPs receive requests only.
+ */
+enum droce_rcv {
+	DROCE_RCV_RC = 1u << 0,
+	DROCE_RCV_UC = 1u << 1,
+	DROCE_RCV_UD = 1u << 2,
+	DROCE_RCV_XRC_INI = 1u << 3,
+	DROCE_RCV_XRC_TGT = 1u << 4,
+};
+
 /** One row of the opcode table: everything the wire says about an opcode. */
 struct droce_opcode_info {
 	const char *name;      /**< NULL for opcodes that are not defined */
 	uint32_t flags;        /**< DROCE_OPF_* */
+	uint8_t to;            /**< DROCE_RCV_*: the QPs it may be addressed to */
 	uint8_t hdr_len;       /**< BTH and every extension header, in bytes */
 	/** Offset of each header from the start of the BTH (0 when absent,
 	 *  except BTH itself); off[DROCE_HDR_PAYLOAD] == hdr_len. */
@@ -354,6 +372,29 @@ droce_pkt_hdr(const struct rte_mbuf *m, const struct droce_pkt *pkt, enum droce_
 		return NULL;
 	return rte_pktmbuf_mtod_offset(m, uint8_t *, pkt->bth_off + pkt->op->off[h]);
 }
+
+/**
+ * What droce_mbuf_runs() hands over: @p n contiguous bytes at @p data,
+ * which are bytes [@p pos, @p pos + n) of the range asked for.
+ * @return 0 to go on; anything else stops the walk and is returned.
+ */
+typedef int (*droce_run_fn)(void *arg, uint32_t pos, const void *data, uint32_t n);
+
+/**
+ * Walk bytes [@p off, @p off + @p len) of a frame that may be chained,
+ * one run per segment, in order. Every copy out of a received frame goes
+ * through here: no code assumes that a frame is one segment.
+ * @return 0, what @p fn returned to stop, or -EINVAL when the frame is
+ *         shorter than @p off + @p len.
+ */
+int droce_mbuf_runs(const struct rte_mbuf *m, uint32_t off, uint32_t len,
+		    droce_run_fn fn, void *arg);
+
+/**
+ * Copy bytes [@p off, @p off + @p len) of a frame (any chain) to @p dst.
+ * @return 0, or -EINVAL when the frame is shorter.
+ */
+int droce_mbuf_copy(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *dst);
 
 /** Bytes from the Ethernet header to the BTH for these addresses. */
 unsigned droce_l3_hdr_len(const struct droce_l3_addr *a);

@@ -113,6 +113,29 @@ fill(uint8_t *p, size_t n, unsigned seed)
 		p[i] = (uint8_t)(i * 31 + seed);
 }
 
+/* The next async event of @p c is @p type on @p qp. */
+static void
+expect_qp_event(struct ibv_context *c, enum ibv_event_type type, struct ibv_qp *qp)
+{
+	struct ibv_async_event ev;
+
+	ck_assert_int_eq(ibv_get_async_event(c, &ev), 0);
+	ck_assert_int_eq(ev.event_type, type);
+	ck_assert_ptr_eq(ev.element.qp, qp);
+	ibv_ack_async_event(&ev);
+}
+
+/* @p qp is in @p state. */
+static void
+expect_qp_state(struct ibv_qp *qp, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	ck_assert_int_eq(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
+	ck_assert_int_eq(a.qp_state, state);
+}
+
 static void
 destroy_pair(struct ibv_qp *q1, struct ibv_qp *q2)
 {
@@ -406,12 +429,16 @@ START_TEST(rc_remote_access_error)
 	post_send(q1, IBV_WR_RDMA_WRITE, 1, abuf, 16, bbuf, bmr->rkey ^ 0x100, 0);
 	wc = wait_wc();
 	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	/* The responder NAKed it and went to the error state, as a NIC does. */
+	expect_qp_event(ctx, IBV_EVENT_QP_ACCESS_ERR, q2);
+	expect_qp_state(q2, IBV_QPS_ERR);
 	/* Out of bounds of a valid key fails the same way on a fresh pair. */
 	destroy_pair(q1, q2);
 	pair(&q1, &q2);
 	post_send(q1, IBV_WR_RDMA_READ, 2, abuf, 64, bbuf + BUF_SIZE - 32, bmr->rkey, 0);
 	wc = wait_wc();
 	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	expect_qp_event(ctx, IBV_EVENT_QP_ACCESS_ERR, q2);
 	destroy_pair(q1, q2);
 }
 END_TEST
@@ -539,7 +566,6 @@ START_TEST(ud_send_error_goes_to_sqe)
 	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS, .cur_qp_state = IBV_QPS_SQE };
-	struct ibv_qp_init_attr ia;
 	struct ibv_wc wc;
 
 	wr.wr.ud.ah = ah;
@@ -549,17 +575,9 @@ START_TEST(ud_send_error_goes_to_sqe)
 	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), 0);
 	wc = wait_wc();
 	ck_assert_int_eq(wc.status, IBV_WC_LOC_PROT_ERR);
-	ck_assert_int_eq(ibv_query_qp(q1, &a, IBV_QP_STATE, &ia), 0);
-	ck_assert_int_eq(a.qp_state, IBV_QPS_SQE);
+	expect_qp_state(q1, IBV_QPS_SQE);
 	/* The local error is an affiliated asynchronous event too. */
-	{
-		struct ibv_async_event ev;
-
-		ck_assert_int_eq(ibv_get_async_event(ctx, &ev), 0);
-		ck_assert_int_eq(ev.event_type, IBV_EVENT_QP_FATAL);
-		ck_assert_ptr_eq(ev.element.qp, q1);
-		ibv_ack_async_event(&ev);
-	}
+	expect_qp_event(ctx, IBV_EVENT_QP_FATAL, q1);
 	/* ... but still receives. */
 	post_recv(q1, 2, bbuf, 1040);
 	sge.lkey = amr->lkey;
@@ -741,6 +759,9 @@ START_TEST(xrc_shared_target_qp)
 	ck_assert_int_eq(ibv_post_send(ini, &wr, &bad), 0);
 	wc = wait_wc();
 	ck_assert_int_eq(wc.status, IBV_WC_REM_INV_REQ_ERR);
+	/* The target refused it and went to the error state. */
+	expect_qp_event(ctx2, IBV_EVENT_QP_REQ_ERR, opened);
+	expect_qp_state(opened, IBV_QPS_ERR);
 
 	/* The domain is in use: its last close fails; a non-last close works. */
 	ck_assert_int_eq(ibv_close_xrcd(x2), 0);

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Reading received frames that may be chained: a driver with scattered
+ * RX, memif with a small buffer size, af_packet with scatter, or a peer
+ * whose MTU is larger than one mbuf all deliver a frame in several
+ * segments. Headers are in the first segment (droce_pkt_parse() checks);
+ * payload may be anywhere after them.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "droce_wire.h"
+
+int
+droce_mbuf_runs(const struct rte_mbuf *m, uint32_t off, uint32_t len,
+		droce_run_fn fn, void *arg)
+{
+	const struct rte_mbuf *seg = m;
+	uint32_t pos = 0;
+	int rc;
+
+	if ((uint64_t)off + len > rte_pktmbuf_pkt_len(m))
+		return -EINVAL;
+	/* Skip the segments that end before @p off. */
+	while (seg != NULL && off >= rte_pktmbuf_data_len(seg)) {
+		off -= rte_pktmbuf_data_len(seg);
+		seg = seg->next;
+	}
+	for (; seg != NULL && pos < len; seg = seg->next, off = 0) {
+		uint32_t n = RTE_MIN(len - pos, (uint32_t)rte_pktmbuf_data_len(seg) - off);
+
+		rc = fn(arg, pos, rte_pktmbuf_mtod_offset(seg, const uint8_t *, off), n);
+		if (rc != 0)
+			return rc;
+		pos += n;
+	}
+	/* pkt_len promised more than the segments hold: a broken chain. */
+	return pos == len ? 0 : -EINVAL;
+}
+
+static int
+copy_run(void *arg, uint32_t pos, const void *data, uint32_t n)
+{
+	memcpy((uint8_t *)arg + pos, data, n);
+	return 0;
+}
+
+int
+droce_mbuf_copy(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *dst)
+{
+	return droce_mbuf_runs(m, off, len, copy_run, dst);
+}
