@@ -37,6 +37,7 @@ struct droce_cq {
 	uint32_t armed;
 	struct droce_comp_channel *channel;
 	uint32_t events;             /**< events ibv_get_cq_event() handed out */
+	uint32_t async_reported;     /**< async events (CQ_ERR) ibv_get_async_event() handed out */
 	uint32_t users;              /**< QPs and SRQs using it (EBUSY on destroy) */
 	uint64_t overflows;          /**< completions that found the ring full */
 	/** Engine that serves this CQ's QPs; ibv_poll_cq drives it inline. */

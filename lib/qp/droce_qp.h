@@ -139,6 +139,7 @@ struct droce_srq {
 	uint32_t limit;
 	uint32_t users;              /**< QPs attached (EBUSY on destroy) */
 	struct droce_engine *engine;
+	uint32_t events_reported;    /**< async events ibv_get_async_event() handed out */
 };
 
 static inline struct droce_srq *
@@ -266,6 +267,7 @@ struct droce_qp_handle {
 	LIST_ENTRY(droce_qp_handle) link;
 	/** The ibv_wr_*() builder (created with send_ops_flags), or NULL. */
 	struct droce_qpx *x;
+	uint32_t events_reported;    /**< async events ibv_get_async_event() handed out */
 };
 
 /** Raise @p type on every handle of @p qp (shared QPs: each context sees it). */

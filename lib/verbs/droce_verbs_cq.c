@@ -268,6 +268,8 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 	while (ibcq->comp_events_completed != __atomic_load_n(&cq->events, __ATOMIC_ACQUIRE))
 		pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
 	pthread_mutex_unlock(&ibcq->mutex);
+	droce_events_retire(ibcq->context, &(struct ibv_async_event){
+		.event_type = IBV_EVENT_CQ_ERR, .element.cq = ibcq });
 	if (cq->channel != NULL) {
 		struct droce_comp_channel *ch = cq->channel;
 		uint32_t i, j;

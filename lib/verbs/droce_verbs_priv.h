@@ -113,6 +113,15 @@ int droce_wq_post_recv(struct droce_wq *q, struct ibv_recv_wr *wr, struct ibv_re
 /* droce_verbs_event.c: drop the events nobody took (context closing). */
 void droce_context_events_free(struct droce_context *c);
 
+/**
+ * Before a QP handle, CQ or SRQ of context @p ctx is freed, as rdma-core
+ * does: the async events about it that nobody has read are dropped, and
+ * the call waits until every one that was read has been acknowledged
+ * (ibv_ack_async_event()). @p about names the object: an event of its
+ * kind with its element set (the event type is otherwise unused).
+ */
+void droce_events_retire(struct ibv_context *ctx, const struct ibv_async_event *about);
+
 /* droce_verbs_xrc.c */
 struct droce_xrcd *droce_xrcd_of(struct ibv_xrcd *xrcd);
 void droce_xrc_ops_set(struct verbs_context *vctx);

@@ -465,6 +465,9 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	LIST_REMOVE(h, link);
 	rte_spinlock_unlock(&qp->hlock);
 	pthread_mutex_unlock(&qp->mutex);
+	/* No event reaches this handle from here on: forget or await them. */
+	droce_events_retire(ibqp->context, &(struct ibv_async_event){
+		.event_type = IBV_EVENT_QP_FATAL, .element.qp = ibqp });
 	if (left == 0)
 		qp_teardown(qp);
 	droce_qpx_fini(h);

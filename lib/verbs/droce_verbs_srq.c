@@ -92,6 +92,8 @@ ibv_destroy_srq(struct ibv_srq *ibsrq)
 		__atomic_sub_fetch(&srq->cq->users, 1, __ATOMIC_RELEASE);
 	}
 	__atomic_sub_fetch(&droce_pd_of(ibsrq->pd)->users, 1, __ATOMIC_RELEASE);
+	droce_events_retire(ibsrq->context, &(struct ibv_async_event){
+		.event_type = IBV_EVENT_SRQ_LIMIT_REACHED, .element.srq = ibsrq });
 	free(srq->rq.buf);
 	free(srq);
 	return 0;

@@ -1,0 +1,575 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A hostile wire: frames a peer should never send, sent to a droce device
+ * by a raw peer (tests/common/droce_peer.h), one regression test per
+ * fault that crashed or corrupted droce before the receive path had its
+ * validity check:
+ *  - every opcode to every kind of QP (a SEND to an XRC initiator, which
+ *    has no receive CQ, crashed the process);
+ *  - SEND, WRITE, UD and READ response payloads in chained mbufs (copied
+ *    as if the frame were one segment: read past the first segment);
+ *  - opcodes out of the message sequence (a WRITE with immediate inside a
+ *    SEND completed the SEND's receive early, and its LAST a second time);
+ *  - P_Key and Q_Key mismatches.
+ * Every receive completes at most once, and every refusal is counted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "droce_peer.h"
+#include "droce_test.h"
+
+#define PEER_QPN 0x100
+#define PSN 0x10
+#define BUF 65536
+#define MTU 1024
+#define QKEY 0x11111111u
+
+static struct droce_peer peer;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_mr *mr;
+static uint8_t *buf;
+static uint8_t pattern[BUF];
+
+static void
+setup(void)
+{
+	if (pd != NULL)
+		return;
+	ck_assert_int_eq(droce_peer_open(&peer, 4096), 0);
+	pd = ibv_alloc_pd(peer.ctx);
+	cq = ibv_create_cq(peer.ctx, 256, NULL, NULL, 0);
+	buf = aligned_alloc(4096, BUF);
+	ck_assert_ptr_nonnull(buf);
+	mr = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	ck_assert_ptr_nonnull(mr);
+	for (unsigned i = 0; i < BUF; i++)
+		pattern[i] = (uint8_t)(i * 7 + 3);
+	/* One frame from the peer's address teaches the device its MAC. */
+	droce_peer_send(&peer, &(struct droce_peer_frame){ .opcode = DROCE_OP_ACK,
+							   .dqpn = 0xfffffe });
+}
+
+static struct ibv_qp *
+make_qp(enum ibv_qp_type type, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = type,
+		.cap = { .max_send_wr = 16, .max_recv_wr = srq ? 0 : 16, .max_send_sge = 2,
+			 .max_recv_sge = 2 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	struct droce_test_path path = { .dqpn = PEER_QPN, .dgid = peer.gid, .psn = PSN,
+					.qkey = QKEY };
+
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_int_eq(droce_test_connect(qp, &path), 0);
+	return qp;
+}
+
+static void
+post_recv(struct ibv_qp *qp, uint64_t id, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)buf + off, len, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	ck_assert_int_eq(ibv_post_recv(qp, &wr, &bad), 0);
+}
+
+/* Every completion now on the CQ, into @p wc. @return how many. */
+static int
+poll_all(struct ibv_wc *wc, int max)
+{
+	int n = 0, k;
+
+	droce_peer_run(&peer);
+	while (n < max && (k = ibv_poll_cq(cq, max - n, wc + n)) > 0)
+		n += k;
+	return n;
+}
+
+static void
+destroy(struct ibv_qp *qp)
+{
+	struct ibv_wc wc[64];
+
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	poll_all(wc, 64);
+	droce_peer_drain(&peer);
+}
+
+static enum ibv_qp_state
+qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	ck_assert_int_eq(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
+	return a.qp_state;
+}
+
+/* The next RoCE frame the device sent is an ACK or NAK with @p syndrome type/code. */
+static void
+expect_aeth(uint8_t syndrome)
+{
+	struct droce_pkt pkt;
+	struct rte_mbuf *m;
+
+	while ((m = droce_peer_recv(&peer, &pkt)) != NULL && pkt.op == NULL)
+		rte_pktmbuf_free(m);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(pkt.opcode & DROCE_OP_MASK, DROCE_OP_ACK);
+	ck_assert_uint_eq(droce_aeth_syndrome(droce_pkt_hdr(m, &pkt, DROCE_HDR_AETH)) &
+			  (DROCE_AETH_TYPE_MASK | ((syndrome & DROCE_AETH_TYPE_MASK) ==
+						  DROCE_AETH_NAK ? DROCE_AETH_VALUE_MASK : 0)),
+			  syndrome);
+	rte_pktmbuf_free(m);
+}
+
+/* The next async event is @p type, about @p qp (the responder's own event). */
+static void
+expect_event(struct ibv_qp *qp, enum ibv_event_type type)
+{
+	struct ibv_async_event ev;
+
+	ck_assert_int_eq(ibv_get_async_event(peer.ctx, &ev), 0);
+	ck_assert_int_eq(ev.event_type, type);
+	ck_assert_ptr_eq(ev.element.qp, qp);
+	ibv_ack_async_event(&ev);
+}
+
+static struct droce_reth
+reth(uint64_t va, uint32_t rkey, uint32_t len)
+{
+	return (struct droce_reth){ .va = rte_cpu_to_be_64(va), .rkey = rte_cpu_to_be_32(rkey),
+				    .len = rte_cpu_to_be_32(len) };
+}
+
+/*
+ * Every opcode droce knows, addressed to every kind of QP: the handlers
+ * see only what the QP receives; the rest is dropped and counted. Nothing
+ * crashes, whatever the QP lacks (an XRC initiator has no receive CQ).
+ */
+START_TEST(every_opcode_to_every_qp_kind)
+{
+	static const enum ibv_qp_type types[] = {
+		IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD, IBV_QPT_XRC_SEND, IBV_QPT_XRC_RECV,
+	};
+	static const uint8_t kinds[] = {
+		DROCE_RCV_RC, DROCE_RCV_UC, DROCE_RCV_UD, DROCE_RCV_XRC_INI, DROCE_RCV_XRC_TGT,
+	};
+	struct ibv_xrcd_init_attr xda = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
+						      IBV_XRCD_INIT_ATTR_OFLAGS,
+					  .fd = -1, .oflags = O_CREAT };
+	struct ibv_xrcd *xrcd = ibv_open_xrcd(peer.ctx, &xda);
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 64, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC, .pd = pd, .cq = cq, .xrcd = xrcd,
+	};
+	struct ibv_srq *srq;
+	uint32_t srqn;
+	uint8_t ext[64] = { 0 };
+
+	ck_assert_ptr_nonnull(xrcd);
+	srq = ibv_create_srq_ex(peer.ctx, &sa);
+	ck_assert_ptr_nonnull(srq);
+	ck_assert_int_eq(ibv_get_srq_num(srq, &srqn), 0);
+
+	for (unsigned t = 0; t < RTE_DIM(types); t++) {
+		for (unsigned op = 0; op < 256; op++) {
+			const struct droce_opcode_info *info = &droce_opcode_table[op];
+			struct ibv_qp *qp;
+			uint64_t refused;
+			struct ibv_qp_init_attr_ex xa;
+
+			if (info->name == NULL)
+				continue;
+			if (types[t] == IBV_QPT_XRC_SEND || types[t] == IBV_QPT_XRC_RECV) {
+				xa = (struct ibv_qp_init_attr_ex){
+					.qp_type = types[t], .send_cq = cq,
+					.comp_mask = types[t] == IBV_QPT_XRC_SEND ?
+						     IBV_QP_INIT_ATTR_PD : IBV_QP_INIT_ATTR_XRCD,
+					.pd = pd, .xrcd = xrcd,
+					.cap = { .max_send_wr = 4, .max_send_sge = 1 } };
+				if (types[t] == IBV_QPT_XRC_RECV) {
+					struct ibv_sge sge = { (uintptr_t)buf, 4096, mr->lkey };
+					struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &sge,
+								   .num_sge = 1 }, *rbad;
+
+					xa.send_cq = NULL;
+					ck_assert_int_eq(ibv_post_srq_recv(srq, &rwr, &rbad), 0);
+				}
+				qp = ibv_create_qp_ex(peer.ctx, &xa);
+				ck_assert_ptr_nonnull(qp);
+				ck_assert_int_eq(droce_test_connect(qp, &(struct droce_test_path){
+					.dqpn = PEER_QPN, .dgid = peer.gid, .psn = PSN }), 0);
+			} else {
+				qp = make_qp(types[t], NULL);
+				post_recv(qp, 1, 0, 4096);
+			}
+			/* DETH: the QP's Q_Key, XRCETH: the SRQ, so frames get past them. */
+			memset(ext, 0, sizeof(ext));
+			if (info->flags & DROCE_OPF_DETH)
+				((struct droce_deth *)ext)->qkey = rte_cpu_to_be_32(QKEY);
+			if (info->flags & DROCE_OPF_XRCETH)
+				droce_put24(((struct droce_xrceth *)ext)->srqn, srqn);
+			refused = droce_peer_stat(&peer, "rx_wrong_service") +
+				  droce_peer_stat(&peer, "rx_bad_qp_type");
+			droce_peer_send(&peer, &(struct droce_peer_frame){
+				.opcode = (uint8_t)op, .dqpn = qp->qp_num, .psn = PSN,
+				.ext = ext, .ext_len = info->hdr_len - sizeof(struct droce_bth),
+				.payload = pattern,
+				.len = (info->flags & DROCE_OPF_PAYLOAD) ? 64 : 0 });
+			ck_assert_msg(droce_peer_stat(&peer, "rx_wrong_service") +
+				      droce_peer_stat(&peer, "rx_bad_qp_type") ==
+				      refused + !(info->to & kinds[t]),
+				      "%s to QP type %d: counted wrong", info->name, types[t]);
+			destroy(qp);
+		}
+	}
+	ck_assert_int_eq(ibv_destroy_srq(srq), 0);
+	ck_assert_int_eq(ibv_close_xrcd(xrcd), 0);
+	/* The events the refused requests raised went with their QPs. */
+	{
+		struct ibv_async_event ev;
+		int fl = fcntl(peer.ctx->async_fd, F_GETFL);
+
+		fcntl(peer.ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+		ck_assert_int_eq(ibv_get_async_event(peer.ctx, &ev), -1);
+		ck_assert_int_eq(errno, EAGAIN);
+		fcntl(peer.ctx->async_fd, F_SETFL, fl);
+	}
+}
+END_TEST
+
+/* An XRC SEND to an XRC initiator: the crash of issue 11, on its own. */
+START_TEST(send_to_xrc_initiator_is_dropped)
+{
+	struct ibv_qp_init_attr_ex xa = {
+		.qp_type = IBV_QPT_XRC_SEND, .send_cq = cq, .comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd, .cap = { .max_send_wr = 4, .max_send_sge = 1 } };
+	struct ibv_qp *qp = ibv_create_qp_ex(peer.ctx, &xa);
+	struct droce_xrceth x = { 0 };
+	uint64_t before = droce_peer_stat(&peer, "rx_bad_qp_type");
+
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_int_eq(droce_test_connect(qp, &(struct droce_test_path){
+		.dqpn = PEER_QPN, .dgid = peer.gid, .psn = PSN }), 0);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_SVC_XRC | DROCE_OP_SEND_ONLY, .dqpn = qp->qp_num, .psn = PSN,
+		.ext = &x, .ext_len = sizeof(x), .payload = pattern, .len = 100 });
+	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_qp_type"), before + 1);
+	ck_assert_int_eq(qp_state(qp), IBV_QPS_RTS);
+	destroy(qp);
+}
+END_TEST
+
+/* A two-packet SEND and a WRITE, each packet in 7 segments of 150 bytes. */
+START_TEST(chained_send_and_write_land_byte_exact)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct droce_reth r = reth((uintptr_t)buf + 8192, mr->rkey, 1500);
+	struct ibv_wc wc[4];
+
+	memset(buf, 0, BUF);
+	post_recv(qp, 7, 0, 4096);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_SEND_FIRST, .dqpn = qp->qp_num, .psn = PSN,
+		.payload = pattern, .len = MTU, .seg = 150 });
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_SEND_LAST, .dqpn = qp->qp_num, .psn = PSN + 1, .ackreq = true,
+		.payload = pattern + MTU, .len = 900, .seg = 150 });
+	ck_assert_int_eq(poll_all(wc, 4), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc[0].wr_id, 7);
+	ck_assert_uint_eq(wc[0].byte_len, MTU + 900);
+	ck_assert_int_eq(memcmp(buf, pattern, MTU + 900), 0);
+	ck_assert_uint_eq(buf[MTU + 900], 0);
+	expect_aeth(DROCE_AETH_ACK);
+
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_WRITE_FIRST, .dqpn = qp->qp_num, .psn = PSN + 2,
+		.ext = &r, .ext_len = sizeof(r), .payload = pattern, .len = MTU, .seg = 150 });
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_WRITE_LAST, .dqpn = qp->qp_num, .psn = PSN + 3, .ackreq = true,
+		.payload = pattern + MTU, .len = 1500 - MTU, .seg = 150 });
+	expect_aeth(DROCE_AETH_ACK);
+	ck_assert_int_eq(memcmp(buf + 8192, pattern, 1500), 0);
+	ck_assert_uint_eq(buf[8192 + 1500], 0);
+	destroy(qp);
+}
+END_TEST
+
+/* A UD datagram in 64-byte segments: GRH and payload byte exact. */
+START_TEST(chained_ud_datagram_lands_byte_exact)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_UD, NULL);
+	struct droce_deth d = { .qkey = rte_cpu_to_be_32(QKEY), .sqpn = { 0, 0x12, 0x34 } };
+	struct ibv_wc wc[2];
+
+	memset(buf, 0, BUF);
+	post_recv(qp, 9, 0, 40 + MTU);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_SVC_UD | DROCE_OP_SEND_ONLY, .dqpn = qp->qp_num, .psn = 1,
+		.ext = &d, .ext_len = sizeof(d), .payload = pattern, .len = 777, .seg = 64 });
+	ck_assert_int_eq(poll_all(wc, 2), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc[0].byte_len, 40 + 777);
+	ck_assert_uint_eq(wc[0].src_qp, 0x1234);
+	/* The IPv4 header in the GRH's last 20 bytes: from the peer. */
+	ck_assert_uint_eq(buf[20], 0x45);
+	ck_assert_int_eq(memcmp(buf + 40, pattern, 777), 0);
+	destroy(qp);
+}
+END_TEST
+
+/* The READ request the device sent: its PSN. */
+static uint32_t
+take_read_request(void)
+{
+	struct droce_pkt pkt;
+	struct rte_mbuf *m;
+	uint32_t psn;
+
+	while ((m = droce_peer_recv(&peer, &pkt)) != NULL && pkt.op == NULL)
+		rte_pktmbuf_free(m);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(pkt.opcode, DROCE_OP_READ_REQUEST);
+	psn = pkt.psn;
+	rte_pktmbuf_free(m);
+	return psn;
+}
+
+/*
+ * A READ's response in chained mbufs lands byte exact; a MIDDLE with no
+ * FIRST before it is dropped, and the READ completes once.
+ */
+START_TEST(chained_read_response_and_its_sequence)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct ibv_sge sge = { (uintptr_t)buf, 2000, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 11, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+	struct droce_aeth a;
+	struct ibv_wc wc[4];
+	uint64_t seq = droce_peer_stat(&peer, "rx_bad_opcode_seq");
+	uint32_t psn;
+
+	memset(buf, 0, BUF);
+	wr.wr.rdma.remote_addr = 0x1000;
+	wr.wr.rdma.rkey = 0x77;
+	ck_assert_int_eq(ibv_post_send(qp, &wr, &bad), 0);
+	psn = take_read_request();
+	droce_aeth_set(&a, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, 1);
+	/* A MIDDLE where the FIRST belongs: forged or stale, dropped. */
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_READ_RESP_MIDDLE, .dqpn = qp->qp_num, .psn = psn,
+		.payload = pattern + 100, .len = MTU, .seg = 100 });
+	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_opcode_seq"), seq + 1);
+	ck_assert_int_eq(poll_all(wc, 4), 0);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_READ_RESP_FIRST, .dqpn = qp->qp_num, .psn = psn,
+		.ext = &a, .ext_len = sizeof(a), .payload = pattern, .len = MTU, .seg = 100 });
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_READ_RESP_LAST, .dqpn = qp->qp_num, .psn = psn + 1,
+		.ext = &a, .ext_len = sizeof(a), .payload = pattern + MTU, .len = 2000 - MTU,
+		.seg = 100 });
+	ck_assert_int_eq(poll_all(wc, 4), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc[0].wr_id, 11);
+	ck_assert_int_eq(memcmp(buf, pattern, 2000), 0);
+	/* The LAST again: a duplicate, no second completion. */
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_READ_RESP_LAST, .dqpn = qp->qp_num, .psn = psn + 1,
+		.ext = &a, .ext_len = sizeof(a), .payload = pattern + MTU, .len = 2000 - MTU });
+	ck_assert_int_eq(poll_all(wc, 4), 0);
+	destroy(qp);
+}
+END_TEST
+
+/*
+ * A SEND_FIRST, then a request that is not the SEND's MIDDLE or LAST: an
+ * RC responder NAKs it (invalid request), completes the receive once, in
+ * error, and goes to the error state; the SEND_LAST that follows
+ * completes nothing.
+ */
+START_TEST(rc_opcode_out_of_sequence_is_naked)
+{
+	static const uint8_t intruders[] = {
+		DROCE_OP_WRITE_ONLY_IMM, DROCE_OP_WRITE_ONLY, DROCE_OP_READ_REQUEST,
+		DROCE_OP_FETCH_ADD, DROCE_OP_SEND_ONLY, DROCE_OP_SEND_FIRST,
+	};
+
+	for (unsigned i = 0; i < RTE_DIM(intruders); i++) {
+		const struct droce_opcode_info *info = &droce_opcode_table[intruders[i]];
+		struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+		uint8_t ext[32] = { 0 };
+		struct droce_reth r = reth((uintptr_t)buf + 8192, mr->rkey, 8);
+		uint64_t seq = droce_peer_stat(&peer, "rx_bad_opcode_seq");
+		struct ibv_wc wc[8];
+		int n, n1 = 0;
+
+		memcpy(ext, &r, sizeof(r));
+		memset(buf + 8192, 0, 64);
+		post_recv(qp, 1, 0, 4096);
+		post_recv(qp, 2, 4096, 4096);
+		droce_peer_send(&peer, &(struct droce_peer_frame){
+			.opcode = DROCE_OP_SEND_FIRST, .dqpn = qp->qp_num, .psn = PSN,
+			.payload = pattern, .len = MTU });
+		droce_peer_send(&peer, &(struct droce_peer_frame){
+			.opcode = intruders[i], .dqpn = qp->qp_num, .psn = PSN + 1,
+			.ext = ext, .ext_len = info->hdr_len - sizeof(struct droce_bth),
+			.payload = pattern, .len = (info->flags & DROCE_OPF_PAYLOAD) ? 8 : 0 });
+		droce_peer_send(&peer, &(struct droce_peer_frame){
+			.opcode = DROCE_OP_SEND_LAST, .dqpn = qp->qp_num, .psn = PSN + 2,
+			.ackreq = true, .payload = pattern, .len = 10 });
+		ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_opcode_seq"), seq + 1);
+		expect_aeth(DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
+		ck_assert_int_eq(qp_state(qp), IBV_QPS_ERR);
+		/* Nothing the intruder carried was written. */
+		for (unsigned k = 0; k < 8; k++)
+			ck_assert_uint_eq(buf[8192 + k], 0);
+		n = poll_all(wc, 8);
+		/* Receive 1 once, in error; receive 2 flushed. */
+		for (int k = 0; k < n; k++) {
+			if (wc[k].wr_id == 1) {
+				n1++;
+				ck_assert_int_eq(wc[k].status, IBV_WC_REM_INV_REQ_ERR);
+			} else {
+				ck_assert_uint_eq(wc[k].wr_id, 2);
+				ck_assert_int_eq(wc[k].status, IBV_WC_WR_FLUSH_ERR);
+			}
+		}
+		ck_assert_int_eq(n1, 1);
+		ck_assert_int_eq(n, 2);
+		expect_event(qp, IBV_EVENT_QP_REQ_ERR);
+		destroy(qp);
+	}
+}
+END_TEST
+
+/* A MIDDLE or LAST with no FIRST is out of sequence too. */
+START_TEST(rc_middle_without_first_is_naked)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct ibv_wc wc[4];
+
+	post_recv(qp, 1, 0, 4096);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_SEND_LAST, .dqpn = qp->qp_num, .psn = PSN, .ackreq = true,
+		.payload = pattern, .len = 10 });
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
+	ck_assert_int_eq(qp_state(qp), IBV_QPS_ERR);
+	ck_assert_int_eq(poll_all(wc, 4), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_WR_FLUSH_ERR);
+	expect_event(qp, IBV_EVENT_QP_REQ_ERR);
+	destroy(qp);
+}
+END_TEST
+
+/*
+ * UC has no NAK: a new FIRST drops the message under way and starts
+ * again in the same receive, which completes once, with the new message.
+ */
+START_TEST(uc_new_message_replaces_the_broken_one)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_UC, NULL);
+	struct ibv_wc wc[4];
+
+	memset(buf, 0, BUF);
+	post_recv(qp, 1, 0, 4096);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_SVC_UC | DROCE_OP_SEND_FIRST, .dqpn = qp->qp_num, .psn = PSN,
+		.payload = pattern + 500, .len = MTU });
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_SVC_UC | DROCE_OP_SEND_FIRST, .dqpn = qp->qp_num, .psn = PSN + 1,
+		.payload = pattern, .len = MTU });
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_SVC_UC | DROCE_OP_SEND_LAST, .dqpn = qp->qp_num, .psn = PSN + 2,
+		.payload = pattern + MTU, .len = 20 });
+	ck_assert_int_eq(poll_all(wc, 4), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc[0].byte_len, MTU + 20);
+	ck_assert_int_eq(memcmp(buf, pattern, MTU + 20), 0);
+	ck_assert_int_eq(qp_state(qp), IBV_QPS_RTS);
+	destroy(qp);
+}
+END_TEST
+
+/* Another partition's P_Key is dropped; a limited member of ours is taken. */
+START_TEST(pkey_is_checked)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	uint64_t before = droce_peer_stat(&peer, "rx_bad_pkey");
+	struct ibv_wc wc[2];
+
+	post_recv(qp, 1, 0, 4096);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_SEND_ONLY, .dqpn = qp->qp_num, .psn = PSN, .pkey = 0x8001,
+		.payload = pattern, .len = 10 });
+	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_pkey"), before + 1);
+	ck_assert_int_eq(poll_all(wc, 2), 0);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_SEND_ONLY, .dqpn = qp->qp_num, .psn = PSN, .pkey = 0x7fff,
+		.payload = pattern, .len = 10 });
+	ck_assert_int_eq(poll_all(wc, 2), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	destroy(qp);
+}
+END_TEST
+
+/* A UD datagram with another Q_Key is dropped, and counted. */
+START_TEST(qkey_is_checked)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_UD, NULL);
+	struct droce_deth d = { .qkey = rte_cpu_to_be_32(QKEY + 1) };
+	uint64_t before = droce_peer_stat(&peer, "rx_bad_qkey");
+	struct ibv_wc wc[2];
+
+	post_recv(qp, 1, 0, 4096);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_SVC_UD | DROCE_OP_SEND_ONLY, .dqpn = qp->qp_num,
+		.ext = &d, .ext_len = sizeof(d), .payload = pattern, .len = 10 });
+	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_qkey"), before + 1);
+	ck_assert_int_eq(poll_all(wc, 2), 0);
+	destroy(qp);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("hostile");
+	TCase *tc = tcase_create("wire");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_unchecked_fixture(tc, setup, NULL);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, send_to_xrc_initiator_is_dropped);
+	tcase_add_test(tc, every_opcode_to_every_qp_kind);
+	tcase_add_test(tc, chained_send_and_write_land_byte_exact);
+	tcase_add_test(tc, chained_ud_datagram_lands_byte_exact);
+	tcase_add_test(tc, chained_read_response_and_its_sequence);
+	tcase_add_test(tc, rc_opcode_out_of_sequence_is_naked);
+	tcase_add_test(tc, rc_middle_without_first_is_naked);
+	tcase_add_test(tc, uc_new_message_replaces_the_broken_one);
+	tcase_add_test(tc, pkey_is_checked);
+	tcase_add_test(tc, qkey_is_checked);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
