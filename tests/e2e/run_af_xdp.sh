@@ -38,6 +38,8 @@ for i in "$ifs" "$ifc"; do
 	ip link set "$i" up
 done
 
+# Under AddressSanitizer: the PMD's socket is left to the process's end.
+export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(realpath "$here/af_xdp.supp")
 out=$(bash "$here/run_memif.sh" --af-xdp "$ifs,$ifc" "$build" "$@" 2>&1) || {
 	echo "$out"
 	exit 1
