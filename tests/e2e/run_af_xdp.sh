@@ -39,7 +39,8 @@ for i in "$ifs" "$ifc"; do
 done
 
 # Under AddressSanitizer: the PMD's socket is left to the process's end.
-export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(realpath "$here/af_xdp.supp")
+supp=$(realpath "$here/af_xdp.supp")
+export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$supp
 out=$(bash "$here/run_memif.sh" --af-xdp "$ifs,$ifc" "$build" "$@" 2>&1) || {
 	echo "$out"
 	exit 1
