@@ -19,7 +19,9 @@
  *
  * The generic driver (drivers/generic) matches every ethdev and uses no
  * offload: droce computes checksums and classifies frames in software.
- * NIC-specific drivers go before it in the table.
+ * NIC-specific drivers go before it in the table. A driver also states
+ * the limits its PMD puts on mbufs (mbuf_obj_max, rx_headroom), which the
+ * port reads before it creates its mbuf pool.
  */
 #ifndef DROCE_DRIVER_H
 #define DROCE_DRIVER_H
@@ -61,10 +63,28 @@ struct droce_driver_ops {
 	int (*start)(struct droce_port_drv_ctx *ctx);
 	/** Before rte_eth_dev_stop(): undo start(). NULL: nothing to undo. */
 	void (*stop)(struct droce_port_drv_ctx *ctx);
+	/**
+	 * Largest mempool object the PMD takes in its RX pool: object
+	 * header, mbuf, private area, headroom, data room and padding, as
+	 * rte_mempool_calc_obj_size() counts them. 0: any size. The port
+	 * sizes its mbufs to fit and offers only the IB MTUs whose frames
+	 * then fit in one mbuf (see droce_port_attach()).
+	 */
+	uint32_t mbuf_obj_max;
+	/** Bytes the PMD's RX leaves before a received frame beyond
+	 *  RTE_PKTMBUF_HEADROOM: frames must fit in the data room less this. */
+	uint16_t rx_headroom;
 };
 
 /** The driver for any ethdev: no offloads, everything in software. */
 extern const struct droce_driver_ops droce_drv_generic;
+/** AF_XDP (net_af_xdp): the generic hooks on page-sized mbufs. */
+extern const struct droce_driver_ops droce_drv_af_xdp;
+
+/** The generic driver's configure(), for drivers that need no other. */
+int droce_drv_generic_configure(struct droce_port_drv_ctx *ctx);
+/** The generic driver's start(), for drivers that need no other. */
+int droce_drv_generic_start(struct droce_port_drv_ctx *ctx);
 
 /** @return the first driver in the table that matches, or NULL. */
 const struct droce_driver_ops *droce_driver_find(const struct rte_eth_dev_info *dev_info);

@@ -15,8 +15,8 @@ generic_match(const struct rte_eth_dev_info *dev_info __rte_unused)
 	return 1;
 }
 
-static int
-generic_configure(struct droce_port_drv_ctx *ctx)
+int
+droce_drv_generic_configure(struct droce_port_drv_ctx *ctx)
 {
 	struct rte_eth_conf conf = { 0 };
 	int ret;
@@ -32,8 +32,8 @@ generic_configure(struct droce_port_drv_ctx *ctx)
 	return 0;
 }
 
-static int
-generic_start(struct droce_port_drv_ctx *ctx)
+int
+droce_drv_generic_start(struct droce_port_drv_ctx *ctx)
 {
 	int ret;
 
@@ -54,6 +54,6 @@ generic_start(struct droce_port_drv_ctx *ctx)
 const struct droce_driver_ops droce_drv_generic = {
 	.name = "generic",
 	.match = generic_match,
-	.configure = generic_configure,
-	.start = generic_start,
+	.configure = droce_drv_generic_configure,
+	.start = droce_drv_generic_start,
 };

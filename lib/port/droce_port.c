@@ -79,6 +79,25 @@ port_queues_setup(struct droce_port *p, const struct droce_port_conf *conf)
 	return rte_eth_tx_queue_setup(p->port_id, 0, nb_txd, socket, NULL);
 }
 
+/* The size of the port's mbufs and its IB MTU: the configured one, or
+ * less where the driver's mbufs cannot hold its frames. */
+static int
+port_mtu_choose(struct droce_port *p, const struct droce_port_conf *conf)
+{
+	struct droce_port_buf b;
+	int ret = droce_port_buf_plan(p->drv, conf->mtu, &b);
+
+	if (ret != 0)
+		return ret;
+	if (b.ib_mtu < conf->mtu)
+		DROCE_PORT_LOG(NOTICE, "port %u: IB MTU %u does not fit in the mbufs of the %s driver "
+			       "(data room %u); the port offers %u",
+			       p->port_id, conf->mtu, p->drv->name, b.data_room, b.ib_mtu);
+	p->ib_mtu = b.ib_mtu;
+	p->data_room = b.data_room;
+	return 0;
+}
+
 /* The mbuf pool and the loopback ring, which can hold all of its mbufs. */
 static int
 port_buffers_create(struct droce_port *p, const struct droce_port_conf *conf)
@@ -88,9 +107,8 @@ port_buffers_create(struct droce_port *p, const struct droce_port_conf *conf)
 	char name[RTE_MEMPOOL_NAMESIZE];
 
 	snprintf(name, sizeof(name), "droce_mp%u", p->port_id);
-	p->mp = rte_pktmbuf_pool_create(name, nb, RTE_MIN(nb / 8, 256u),
-					RTE_ALIGN(sizeof(struct droce_pkt), RTE_MBUF_PRIV_ALIGN),
-					RTE_PKTMBUF_HEADROOM + DROCE_PORT_DATA_ROOM, socket);
+	p->mp = rte_pktmbuf_pool_create(name, nb, RTE_MIN(nb / 8, 256u), DROCE_PORT_MBUF_PRIV,
+					RTE_PKTMBUF_HEADROOM + p->data_room, socket);
 	if (p->mp == NULL)
 		return -rte_errno;
 	snprintf(name, sizeof(name), "droce_lo%u", p->port_id);
@@ -137,7 +155,6 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 		return -ENOMEM;
 	pthread_mutex_init(&p->capture_lock, NULL);
 	p->port_id = conf->port_id;
-	p->ib_mtu = conf->mtu;
 	p->link_up = conf->link_up;
 	p->link_last = -1;
 	p->ipv4 = conf->ipv4;
@@ -153,6 +170,9 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 		ret = -ENOTSUP;
 		goto fail;
 	}
+	ret = port_mtu_choose(p, conf);
+	if (ret != 0)
+		goto fail;
 	p->drv_ctx.port_id = p->port_id;
 	p->drv_ctx.dev_info = &p->dev_info;
 	p->drv_ctx.eth_mtu = p->ib_mtu + DROCE_PORT_L3_OVERHEAD;
@@ -391,9 +411,10 @@ droce_port_dump(const struct droce_port *p, FILE *f)
 			p->ipv4 & 0xff, p->ipv4_prefix);
 	else
 		fprintf(f, "  ipv4 none\n");
-	fprintf(f, "  ib mtu %u, ethernet mtu %u %s\n", p->ib_mtu,
+	fprintf(f, "  ib mtu %u, ethernet mtu %u %s, mbuf data room %u\n", p->ib_mtu,
 		p->drv_ctx.eth_mtu,
-		p->drv_ctx.mtu_set ? "(set on the ethdev)" : "(not set: the PMD refused)");
+		p->drv_ctx.mtu_set ? "(set on the ethdev)" : "(not set: the PMD refused)",
+		p->data_room);
 	fprintf(f, "  capture %s\n",
 		__atomic_load_n(&p->capture, __ATOMIC_RELAXED) ? "running" : "off");
 	port_dump_fault(p, true, f);

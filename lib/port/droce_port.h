@@ -101,7 +101,10 @@ struct droce_port_conf {
 	struct rte_ether_addr mac;
 	uint32_t ipv4;               /**< host byte order; 0: none */
 	uint8_t ipv4_prefix;         /**< prefix length (e.g. 24) */
-	uint16_t mtu;                /**< IB path MTU limit: 256, 512, 1024, 2048 or 4096 */
+	/** IB path MTU limit: 256, 512, 1024, 2048 or 4096. The port offers
+	 *  less when its driver's mbufs cannot hold such frames (AF_XDP:
+	 *  2048 at most); see droce_port_mtu(). */
+	uint16_t mtu;
 	uint16_t nb_rxd, nb_txd;     /**< descriptors per queue; 0: defaults */
 	uint32_t nb_mbufs;           /**< mbuf pool size; 0: default */
 	const char *capture;         /**< pcapng file to capture into; NULL: none */
@@ -137,7 +140,10 @@ struct droce_port;
 /**
  * Attach a droce port to an ethdev: configure one RX and one TX queue,
  * create the mbuf pool (with room for a struct droce_pkt in each mbuf's
- * private area), set the MAC, build the GID table, start the ethdev.
+ * private area, and for every frame of the port's IB MTU in one mbuf:
+ * the mbufs are as large as the port driver allows, and the IB MTU is
+ * lowered to what they hold), set the MAC, build the GID table, start
+ * the ethdev.
  * @return 0 and *@p out set, or a negative errno.
  */
 int droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out);
@@ -197,7 +203,8 @@ typedef void (*droce_port_link_cb_t)(void *arg, bool up);
  */
 void droce_port_on_link(struct droce_port *p, droce_port_link_cb_t cb, void *arg);
 
-/** The IB MTU the port was configured with (256..4096). */
+/** The IB MTU the port offers (256..4096): the configured one, or less
+ *  where the port driver's mbufs cannot hold such frames. */
 uint16_t droce_port_mtu(const struct droce_port *p);
 
 /**

@@ -32,14 +32,19 @@ extern int droce_port_logtype;
 	rte_log(RTE_LOG_ ## level, droce_port_logtype, "droce: " fmt "\n", ##__VA_ARGS__)
 
 /*
- * Data room of every mbuf: a 4096-MTU frame (at most 4096 + 110 bytes of
- * headers) in one segment, and the 8 KiB af_packet frames ENV.md
+ * Data room of every mbuf (after RTE_PKTMBUF_HEADROOM) unless the driver
+ * limits the size of an mbuf: a 4096-MTU frame (at most 4096 + 110 bytes
+ * of headers) in one segment, and the 8 KiB af_packet frames ENV.md
  * recommends (framesz=8192: its RX queue setup refuses smaller mbufs).
  */
 #define DROCE_PORT_DATA_ROOM 8192
 /* Headers around the IB payload on the IP layer: IPv6, UDP, BTH, the
  * largest extension headers (AtomicETH), ICRC. */
 #define DROCE_PORT_L3_OVERHEAD (40 + 8 + 12 + 28 + DROCE_ICRC_LEN)
+/* The Ethernet header with an 802.1Q tag, in front of those. */
+#define DROCE_PORT_L2_OVERHEAD (RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
+/* Private area of every mbuf: the parse result of a received frame. */
+#define DROCE_PORT_MBUF_PRIV RTE_ALIGN(sizeof(struct droce_pkt), RTE_MBUF_PRIV_ALIGN)
 /* Defaults when the configuration says 0. */
 #define DROCE_PORT_NB_DESC 512
 #define DROCE_PORT_NB_MBUFS 4095
@@ -96,6 +101,7 @@ struct droce_port {
 	/* Fixed at attach. */
 	uint64_t tsc_hz;
 	uint16_t ib_mtu;
+	uint16_t data_room;          /**< of each mbuf, after the headroom */
 	bool link_up;                /**< active whatever the ethdev says */
 	/* link watch (droce_port_tick) */
 	uint64_t link_next_tsc;      /**< when to look at the link next */
@@ -119,6 +125,14 @@ struct droce_port {
  * store is enough for readers on other threads to see whole values. */
 #define DROCE_STAT_ADD(p, field, n) \
 	__atomic_store_n(&(p)->stats.field, (p)->stats.field + (n), __ATOMIC_RELAXED)
+
+/* droce_port_buf.c: the mbufs of a port and the IB MTU they allow. */
+struct droce_port_buf {
+	uint16_t data_room;      /* after RTE_PKTMBUF_HEADROOM */
+	uint16_t ib_mtu;         /* at most the one asked for */
+};
+int droce_port_buf_plan(const struct droce_driver_ops *drv, uint16_t ib_mtu,
+			struct droce_port_buf *b);
 
 /* droce_gid.c */
 void droce_gid_table_build(struct droce_port *p);

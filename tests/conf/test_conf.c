@@ -5,6 +5,7 @@
  * (rte_cfgfile only allocates with malloc), so none is started here:
  * these tests also show that it works before rte_eal_init().
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -522,6 +523,96 @@ START_TEST(env_log)
 }
 END_TEST
 
+/* ---- the ready files of config/ ---- */
+
+/*
+ * Is @p dev an ethdev the EAL arguments of @p c create: the name of a
+ * --vdev, or a PCI address given to -a/--allow (either with its
+ * comma-separated options)?
+ */
+static bool
+eal_creates(const struct droce_conf *c, const char *dev)
+{
+	static const char *const opts[] = { "--vdev", "-a", "--allow" };
+	size_t len = strlen(dev);
+	int i;
+
+	for (i = 1; i < c->eal_argc; i++) {
+		const char *a = c->eal_argv[i];
+		const char *spec = NULL;
+		unsigned k;
+
+		for (k = 0; k < sizeof(opts) / sizeof(opts[0]) && spec == NULL; k++) {
+			size_t n = strlen(opts[k]);
+
+			if (strncmp(a, opts[k], n) == 0 && a[n] == '=')
+				spec = a + n + 1;
+			else if (strcmp(c->eal_argv[i - 1], opts[k]) == 0)
+				spec = a;
+		}
+		if (spec != NULL && strncmp(spec, dev, len) == 0 &&
+		    (spec[len] == ',' || spec[len] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/* Is @p name one of the space-separated words of @p list? */
+static bool
+word_in(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = list;
+
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == list || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/*
+ * Every *.conf of config/ (DROCE_CONFIG_DIR) loads, names a device its
+ * own EAL arguments create for each port, and is installed (one of
+ * DROCE_CONFIG_FILES, the list config/meson.build installs).
+ */
+START_TEST(config_files)
+{
+	const char *dir = getenv("DROCE_CONFIG_DIR");
+	const char *installed = getenv("DROCE_CONFIG_FILES");
+	const struct dirent *d;
+	unsigned nb_files = 0;
+	DIR *dp;
+
+	ck_assert_msg(dir != NULL && installed != NULL,
+		      "run by meson, which sets DROCE_CONFIG_DIR and DROCE_CONFIG_FILES");
+	dp = opendir(dir);
+	ck_assert_ptr_nonnull(dp);
+	while ((d = readdir(dp)) != NULL) {
+		size_t n = strlen(d->d_name);
+		unsigned i;
+		int ret;
+
+		if (n < 5 || strcmp(d->d_name + n - 5, ".conf") != 0)
+			continue;
+		nb_files++;
+		ck_assert_msg(word_in(installed, d->d_name),
+			      "config/%s is not in config/meson.build's list", d->d_name);
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		ret = droce_conf_load(path, &conf, err, sizeof(err));
+		ck_assert_msg(ret == 0, "%s", err);
+		for (i = 0; i < conf.nb_ports; i++)
+			ck_assert_msg(eal_creates(&conf, conf.ports[i].device),
+				      "%s: [port%u] device %s: no EAL argument creates it",
+				      d->d_name, i, conf.ports[i].device);
+		droce_conf_free(&conf);
+	}
+	closedir(dp);
+	ck_assert_uint_gt(nb_files, 0);
+}
+END_TEST
+
 static Suite *
 conf_suite(void)
 {
@@ -557,6 +648,11 @@ conf_suite(void)
 	tcase_add_test(t, env_capture);
 	tcase_add_test(t, env_capture_too_long);
 	tcase_add_test(t, env_log);
+	suite_add_tcase(s, t);
+
+	t = tcase_create("config");
+	tcase_add_checked_fixture(t, NULL, teardown);
+	tcase_add_test(t, config_files);
 	suite_add_tcase(s, t);
 	return s;
 }

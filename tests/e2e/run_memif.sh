@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Run rc_verify as two processes, a server and a client, each with its own
-# droce configuration and connected by a memif link.
+# droce configuration and connected by a memif link (or by AF_XDP sockets
+# on two Linux interfaces: --af-xdp).
 #
-# Usage: run_memif.sh [--capture DIR] [--fault SPEC] BUILD_DIR [rc_verify options...]
+# Usage: run_memif.sh [--capture DIR] [--fault SPEC] [--af-xdp IF,IF] BUILD_DIR [rc_verify options...]
+#   --af-xdp S,C   the server's port is net_af_xdp on interface S, the
+#                  client's on C (the two ends of a veth pair, say:
+#                  tests/e2e/run_af_xdp.sh makes one) instead of memif
 #   --capture DIR  each side also writes every frame to DIR/server.pcapng
 #                  and DIR/client.pcapng (DROCE_CAPTURE)
 #   --kill-client S  kill the client (SIGKILL) S seconds after it started;
@@ -18,11 +22,13 @@ set -euo pipefail
 capture=
 fault=
 kill_after=
+af_xdp=
 while [[ ${1:-} == --* ]]; do
 	case $1 in
 	--capture) capture=${2:?--capture needs a directory} ;;
 	--kill-client) kill_after=${2:?--kill-client needs seconds} ;;
 	--fault) fault=${2:?--fault needs a fault list} ;;
+	--af-xdp) af_xdp=${2:?--af-xdp needs two interfaces} ;;
 	*) echo "run_memif: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift 2
@@ -41,12 +47,19 @@ pair_setup e2e
 
 # conf ROLE CPU IP MAC: write ROLE's configuration.
 conf() {
+	local vdev=net_memif0,role=$1,socket=$tmp/memif.sock,socket-abstract=no,bsize=4352
+	local iface
+
+	if [[ -n $af_xdp ]]; then
+		if [[ $1 == server ]]; then iface=${af_xdp%,*}; else iface=${af_xdp#*,}; fi
+		vdev=net_af_xdp0,iface=$iface,start_queue=0,queue_count=1
+	fi
 	cat > "$tmp/$1.conf" <<-EOF
 	# rc_verify $1, written by run_memif.sh
 	[eal]
-	args = -l $2 $mem --no-pci --no-telemetry --log-level=lib.eal:notice --vdev=net_memif0,role=$1,socket=$tmp/memif.sock,socket-abstract=no,bsize=4352
+	args = -l $2 $mem --no-pci --no-telemetry --log-level=lib.eal:notice --vdev=$vdev
 	[port0]
-	device = net_memif0
+	device = ${vdev%%,*}
 	ipv4 = $3/24
 	mac = $4
 	mtu = 4096
@@ -79,14 +92,15 @@ rm -f "$tmp/memif.sock"
 start server -s "$@"
 server=${pids[0]}
 # The memif server creates its socket while the EAL starts; a client
-# started before that would find nothing to connect to.
+# started before that would find nothing to connect to. (AF_XDP needs no
+# order: the client retries its TCP connection to the server.)
 for (( i = 0; i < 300; i++ )); do
-	if [[ -S $tmp/memif.sock ]] || ! kill -0 "$server" 2>/dev/null; then
+	if [[ -n $af_xdp || -S $tmp/memif.sock ]] || ! kill -0 "$server" 2>/dev/null; then
 		break
 	fi
 	sleep 0.1
 done
-if [[ ! -S $tmp/memif.sock ]]; then
+if [[ -z $af_xdp && ! -S $tmp/memif.sock ]]; then
 	wait "$server" || true
 	echo "run_memif: the server did not create its memif socket" >&2
 	exit 1

@@ -190,6 +190,45 @@ START_TEST(test_attach_conf)
 }
 END_TEST
 
+/* Frame of IB MTU @p mtu with every header droce may put around it. */
+static uint32_t
+largest_frame(uint16_t mtu)
+{
+	return mtu + DROCE_PORT_L3_OVERHEAD + DROCE_PORT_L2_OVERHEAD;
+}
+
+START_TEST(test_buf_plan)
+{
+	static const struct droce_driver_ops tiny = {
+		.name = "tiny", .mbuf_obj_max = 1024, .rx_headroom = 256,
+	};
+	struct droce_port_buf b;
+	struct rte_mempool *mp;
+
+	/* Any size: the default room, the MTU asked for. */
+	ck_assert_int_eq(droce_port_buf_plan(&droce_drv_generic, 4096, &b), 0);
+	ck_assert_uint_eq(b.data_room, DROCE_PORT_DATA_ROOM);
+	ck_assert_uint_eq(b.ib_mtu, 4096);
+
+	/* AF_XDP: a whole pool object fits in a page, as the pool really
+	 * lays it out, and 4096 comes down to the 2048 its frames allow. */
+	ck_assert_int_eq(droce_port_buf_plan(&droce_drv_af_xdp, 4096, &b), 0);
+	ck_assert_uint_eq(b.ib_mtu, 2048);
+	ck_assert_uint_ge(b.data_room - droce_drv_af_xdp.rx_headroom, largest_frame(2048));
+	mp = rte_pktmbuf_pool_create("test_buf_plan", 63, 0, DROCE_PORT_MBUF_PRIV,
+				     RTE_PKTMBUF_HEADROOM + b.data_room, SOCKET_ID_ANY);
+	ck_assert_ptr_nonnull(mp);
+	ck_assert_uint_le(mp->header_size + mp->elt_size + mp->trailer_size, 4096);
+	rte_mempool_free(mp);
+	/* A smaller MTU is kept. */
+	ck_assert_int_eq(droce_port_buf_plan(&droce_drv_af_xdp, 1024, &b), 0);
+	ck_assert_uint_eq(b.ib_mtu, 1024);
+
+	/* Room for no RoCE frame at all. */
+	ck_assert_int_eq(droce_port_buf_plan(&tiny, 256, &b), -ENOSPC);
+}
+END_TEST
+
 START_TEST(test_gid_table)
 {
 	static const uint8_t ll[16] = {
@@ -942,6 +981,10 @@ main(void)
 	tcase_add_test(tc, test_dump);
 	tcase_add_test(tc, test_capture);
 	tcase_add_test(tc, test_capture_threads);
+	suite_add_tcase(s, tc);
+	/* No ports needed. */
+	tc = tcase_create("buffers");
+	tcase_add_test(tc, test_buf_plan);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
