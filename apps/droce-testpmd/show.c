@@ -178,12 +178,12 @@ show_fault_conf(const char *dir, const struct droce_fault_conf *c,
 	if (!droce_fault_conf_active(c))
 		printf("off");
 	else
-		printf("drop=%g,dup=%g,reorder=%g,corrupt=%g,delay=%g,delay_us=%u,seed=%" PRIu64,
-		       c->drop, c->duplicate, c->reorder, c->corrupt, c->delay, c->delay_us,
-		       c->seed);
+		printf("drop=%g,dup=%g,reorder=%g,corrupt=%g,delay=%g,delay_us=%u,segment=%u,"
+		       "seed=%" PRIu64, c->drop, c->duplicate, c->reorder, c->corrupt, c->delay,
+		       c->delay_us, c->segment, c->seed);
 	printf("\n    dropped %" PRIu64 " duplicated %" PRIu64 " reordered %" PRIu64
-	       " corrupted %" PRIu64 " delayed %" PRIu64 "\n", s->dropped, s->duplicated,
-	       s->reordered, s->corrupted, s->delayed);
+	       " corrupted %" PRIu64 " delayed %" PRIu64 " segmented %" PRIu64 "\n",
+	       s->dropped, s->duplicated, s->reordered, s->corrupted, s->delayed, s->segmented);
 }
 
 void

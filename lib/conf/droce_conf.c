@@ -552,7 +552,7 @@ conf_port_capture(const struct conf_entry *e)
 
 /* ---- fault injection lists (fault_rx, fault_tx) ---- */
 
-#define CONF_FAULT_KEYS "drop, dup, reorder, corrupt, delay, delay_us, seed"
+#define CONF_FAULT_KEYS "drop, dup, reorder, corrupt, delay, delay_us, segment, seed"
 
 /* Write "KEY: message" into @p err. @return -EINVAL. */
 static int __rte_format_printf(4, 5)
@@ -621,6 +621,14 @@ conf_fault_pair(struct droce_fault_conf *c, const char *key, const char *val,
 					      "'%s' is not a number of microseconds (1..%u)",
 					      val, DROCE_FAULT_DELAY_US_MAX);
 		c->delay_us = (unsigned)v;
+		return 0;
+	}
+	if (strcmp(key, "segment") == 0) {
+		if (!conf_uint(val, DROCE_FAULT_SEGMENT_MIN, UINT16_MAX, &v))
+			return conf_fault_err(err, errlen, key,
+					      "'%s' is not a segment size (%u..%u bytes)", val,
+					      DROCE_FAULT_SEGMENT_MIN, UINT16_MAX);
+		c->segment = (uint16_t)v;
 		return 0;
 	}
 	if (strcmp(key, "seed") == 0) {

@@ -87,6 +87,7 @@ fault_apply(struct droce_fault *f, const struct droce_fault_conf *c)
 		f->thr[i] = (uint64_t)(p[i] * (double)(UINT64_C(1) << PROB_BITS));
 	f->rng = c->seed;
 	f->delay_tsc = hz * c->delay_us / 1000000;
+	f->segment = c->segment;
 	f->hold_tsc = hz * DROCE_FAULT_HOLD_US / 1000000;
 	f->armed = droce_fault_conf_active(c);
 }
@@ -281,6 +282,40 @@ fault_corrupt(struct droce_fault *f, struct rte_mbuf **mp)
 	return true;
 }
 
+/* ---- segmentation ---- */
+
+/*
+ * Replace *@p mp by a copy cut into segments of f->segment bytes (the
+ * last shorter). @return false when the frame is short enough already,
+ * or no mbufs are left (the frame goes on as it is).
+ */
+static bool
+fault_segment(struct droce_fault *f, struct rte_mbuf **mp)
+{
+	struct rte_mbuf *m = *mp, *head = NULL;
+	uint32_t len = rte_pktmbuf_pkt_len(m), off;
+
+	if (len <= f->segment)
+		return false;
+	for (off = 0; off < len; off += f->segment) {
+		uint16_t n = (uint16_t)RTE_MIN((uint32_t)f->segment, len - off);
+		struct rte_mbuf *s = rte_pktmbuf_alloc(f->mp);
+		char *d = s != NULL ? rte_pktmbuf_append(s, n) : NULL;
+
+		if (d == NULL || (head != NULL && rte_pktmbuf_chain(head, s) != 0)) {
+			rte_pktmbuf_free(s);
+			rte_pktmbuf_free(head);
+			return false;
+		}
+		if (head == NULL)
+			head = s;
+		droce_mbuf_copy(m, off, n, d);
+	}
+	rte_pktmbuf_free(m);
+	*mp = head;
+	return true;
+}
+
 /* ---- the path ---- */
 
 uint16_t
@@ -317,6 +352,8 @@ droce_fault_input(struct droce_fault *f, struct rte_mbuf **pkts, uint16_t n,
 		}
 		if (FAULT_HIT(f, r, DROCE_FAULT_CORRUPT) && fault_corrupt(f, &m))
 			FAULT_STAT(f, corrupted);
+		if (f->segment != 0 && fault_segment(f, &m))
+			FAULT_STAT(f, segmented);
 		if (FAULT_HIT(f, r, DROCE_FAULT_DUPLICATE)) {
 			dup = rte_pktmbuf_copy(m, f->mp, 0, UINT32_MAX);
 			if (dup != NULL)

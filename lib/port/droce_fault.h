@@ -67,6 +67,7 @@ struct droce_fault {
 	uint64_t thr[DROCE_FAULT_NB_ACTIONS]; /* probability * 2^53 */
 	uint64_t rng;                /* splitmix64 state */
 	uint64_t delay_tsc, hold_tsc;
+	uint16_t segment;            /* cut frames into segments this long; 0: no */
 	struct rte_mempool *mp;      /* duplicates and copies come from here */
 	struct droce_fault_stats *stats;
 	struct rte_mbuf *held;       /* the reordered frame */

@@ -350,7 +350,8 @@ droce_port_stats_get(const struct droce_port *p, struct droce_port_stats *s)
 	{ #dir "_fault_duplicated", offsetof(struct droce_port_stats, dir ## _fault.duplicated) }, \
 	{ #dir "_fault_reordered", offsetof(struct droce_port_stats, dir ## _fault.reordered) }, \
 	{ #dir "_fault_corrupted", offsetof(struct droce_port_stats, dir ## _fault.corrupted) }, \
-	{ #dir "_fault_delayed", offsetof(struct droce_port_stats, dir ## _fault.delayed) }
+	{ #dir "_fault_delayed", offsetof(struct droce_port_stats, dir ## _fault.delayed) }, \
+	{ #dir "_fault_segmented", offsetof(struct droce_port_stats, dir ## _fault.segmented) }
 static const struct {
 	const char *name;
 	size_t off;
@@ -362,7 +363,7 @@ static const struct {
 	FAULT_STAT_NAMES(rx), FAULT_STAT_NAMES(tx),
 };
 static_assert(RTE_DIM(stat_names) == STATS_NB, "every counter has a name");
-static_assert(sizeof(struct droce_fault_stats) == 5 * sizeof(uint64_t),
+static_assert(sizeof(struct droce_fault_stats) == 6 * sizeof(uint64_t),
 	      "every fault counter has a name");
 
 const char *
@@ -385,8 +386,9 @@ port_dump_fault(const struct droce_port *p, bool rx, FILE *f)
 	if (!droce_fault_conf_active(&c))
 		fprintf(f, "off\n");
 	else
-		fprintf(f, "drop=%g,dup=%g,reorder=%g,corrupt=%g,delay=%g,delay_us=%u,seed=%" PRIu64 "\n",
-			c.drop, c.duplicate, c.reorder, c.corrupt, c.delay, c.delay_us, c.seed);
+		fprintf(f, "drop=%g,dup=%g,reorder=%g,corrupt=%g,delay=%g,delay_us=%u,segment=%u,"
+			"seed=%" PRIu64 "\n", c.drop, c.duplicate, c.reorder, c.corrupt, c.delay,
+			c.delay_us, c.segment, c.seed);
 }
 
 void

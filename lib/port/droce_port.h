@@ -55,8 +55,17 @@ struct droce_fault_conf {
 	double corrupt;    /**< ... one bit after the Ethernet header is flipped */
 	double delay;      /**< ... it is held for @ref delay_us */
 	unsigned delay_us; /**< how long delayed frames wait (1..DROCE_FAULT_DELAY_US_MAX) */
+	/** Not a fault but a driver's habit: every frame longer than this
+	 *  many bytes goes on as a chain of segments this long, as a NIC
+	 *  with scattered RX or a PMD with small buffers delivers it
+	 *  (DROCE_FAULT_SEGMENT_MIN.. bytes; 0: frames stay as they are). */
+	uint16_t segment;
 	uint64_t seed;     /**< PRNG seed: the same seed gives the same actions */
 };
+
+/** The shortest segment=: room for the longest RoCEv2 headers, which
+ *  every driver keeps in a frame's first segment. */
+#define DROCE_FAULT_SEGMENT_MIN 128
 
 /** What a fault stage did. Every field only grows. */
 struct droce_fault_stats {
@@ -65,6 +74,7 @@ struct droce_fault_stats {
 	uint64_t reordered;   /**< frames held back behind their successor */
 	uint64_t corrupted;   /**< frames with one bit flipped */
 	uint64_t delayed;     /**< frames held for delay_us */
+	uint64_t segmented;   /**< frames cut into a chain of segments */
 };
 
 /** @return true when @p c does something. */
@@ -72,12 +82,13 @@ static inline bool
 droce_fault_conf_active(const struct droce_fault_conf *c)
 {
 	return c->drop > 0 || c->duplicate > 0 || c->reorder > 0 ||
-	       c->corrupt > 0 || c->delay > 0;
+	       c->corrupt > 0 || c->delay > 0 || c->segment != 0;
 }
 
 /**
  * @return 0 when @p c is usable: every probability in [0, 1] (NaN is not),
- * delay_us at most DROCE_FAULT_DELAY_US_MAX and not 0 when delay > 0;
+ * delay_us at most DROCE_FAULT_DELAY_US_MAX and not 0 when delay > 0,
+ * segment 0 or at least DROCE_FAULT_SEGMENT_MIN;
  * otherwise -EINVAL.
  */
 static inline int
@@ -89,7 +100,8 @@ droce_fault_conf_check(const struct droce_fault_conf *c)
 	for (i = 0; i < RTE_DIM(p); i++)
 		if (!(p[i] >= 0 && p[i] <= 1))
 			return -EINVAL;
-	if (c->delay_us > DROCE_FAULT_DELAY_US_MAX || (c->delay > 0 && c->delay_us == 0))
+	if (c->delay_us > DROCE_FAULT_DELAY_US_MAX || (c->delay > 0 && c->delay_us == 0) ||
+	    (c->segment != 0 && c->segment < DROCE_FAULT_SEGMENT_MIN))
 		return -EINVAL;
 	return 0;
 }

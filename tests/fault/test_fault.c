@@ -241,7 +241,8 @@ START_TEST(test_conf_parse)
 		{ "drop=0.1x", "drop: '0.1x' is not a probability (0..1)" },
 		{ "drop", "drop: no value" },
 		{ "drop=0.1,drop=0.2", "drop: repeated" },
-		{ "lose=0.1", "lose: unknown fault (expected drop, dup, reorder, corrupt, delay, delay_us, seed)" },
+		{ "lose=0.1", "lose: unknown fault (expected drop, dup, reorder, corrupt, delay, delay_us, segment, seed)" },
+		{ "segment=64", "segment: '64' is not a segment size (128..65535 bytes)" },
 		{ "delay=0.1", "delay: needs delay_us (how long)" },
 		{ "delay_us=0", "delay_us: '0' is not a number of microseconds (1..1000000)" },
 		{ "seed=0x10", "seed: '0x10' is not a decimal number" },
@@ -262,6 +263,9 @@ START_TEST(test_conf_parse)
 		  c.corrupt == 0.04 && c.delay == 0.05);
 	ck_assert_uint_eq(c.delay_us, 200);
 	ck_assert_uint_eq(c.seed, 42);
+	ck_assert_int_eq(droce_conf_fault_parse("segment=200", &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.segment, 200);
+	ck_assert(droce_fault_conf_active(&c));
 	ck_assert_int_eq(droce_conf_fault_parse("seed=18446744073709551615,drop=1", &c,
 						err, sizeof(err)), 0);
 	ck_assert_uint_eq(c.seed, UINT64_MAX);
@@ -569,6 +573,40 @@ START_TEST(test_duplicate)
 }
 END_TEST
 
+/* segment=: frames longer than a segment come out chained, same bytes. */
+START_TEST(test_segment)
+{
+	struct droce_fault_conf c = { .segment = 128, .seed = 5 };
+	const struct droce_l3_addr a = addr(false, 0);
+	struct rte_mbuf *in[2], *pkts[BURST];
+	uint8_t want[2][1200], got[1200];
+	uint16_t n, i;
+
+	stage_open(&c);
+	in[0] = frame(mp, &a, 1, 1000);
+	in[1] = frame(mp, &a, 2, 40);
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(droce_mbuf_copy(in[i], 0, rte_pktmbuf_pkt_len(in[i]), want[i]), 0);
+	droce_fault_input(&stage, in, 2, T0);
+	n = droce_fault_ready(&stage, pkts, BURST, T0);
+	ck_assert_uint_eq(n, 2);
+	/* 1058 bytes in 9 segments of 128 but the last; the short one whole. */
+	ck_assert_uint_eq(rte_pktmbuf_pkt_len(pkts[0]), 1058);
+	ck_assert_uint_eq(pkts[0]->nb_segs, 9);
+	for (struct rte_mbuf *seg = pkts[0]; seg != NULL; seg = seg->next)
+		ck_assert_uint_eq(seg->data_len, seg->next != NULL ? 128 : 1058 - 8 * 128);
+	ck_assert_uint_eq(pkts[1]->nb_segs, 1);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(droce_mbuf_copy(pkts[i], 0, rte_pktmbuf_pkt_len(pkts[i]), got), 0);
+		ck_assert_int_eq(memcmp(got, want[i], rte_pktmbuf_pkt_len(pkts[i])), 0);
+	}
+	droce_fault_taken(&stage, n);
+	rte_pktmbuf_free_bulk(pkts, n);
+	ck_assert_uint_eq(stage_stats.segmented, 1);
+	droce_fault_fini(&stage);
+}
+END_TEST
+
 /* The room a stage gives never lets it overflow, whatever it does. */
 START_TEST(test_room)
 {
@@ -743,7 +781,7 @@ START_TEST(test_port_tx_drop)
 	ck_assert_ptr_nonnull(f);
 	droce_port_dump(pa, f);
 	fclose(f);
-	ck_assert_ptr_nonnull(strstr(dump, "fault_tx drop=0.5,dup=0,reorder=0,corrupt=0,delay=0,delay_us=0,seed=7"));
+	ck_assert_ptr_nonnull(strstr(dump, "fault_tx drop=0.5,dup=0,reorder=0,corrupt=0,delay=0,delay_us=0,segment=0,seed=7"));
 	ck_assert_ptr_nonnull(strstr(dump, "fault_rx off"));
 	ck_assert_ptr_nonnull(strstr(dump, "tx_fault_dropped"));
 	free(dump);
@@ -927,6 +965,7 @@ main(void)
 	tcase_add_test(tc, test_conf_check);
 	tcase_add_test(tc, test_conf_parse);
 	tcase_add_test(tc, test_conf_file);
+	tcase_add_test(tc, test_segment);
 	tcase_add_test(tc, test_same_seed);
 	tcase_add_test(tc, test_rates);
 	tcase_add_test(tc, test_corrupt);

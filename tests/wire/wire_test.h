@@ -47,5 +47,6 @@ Suite *suite_table(void);
 Suite *suite_vectors(void);
 Suite *suite_malformed(void);
 Suite *suite_icrc(void);
+Suite *suite_mbuf(void);
 
 #endif
