@@ -41,6 +41,8 @@
 #define CONF_DEFAULT_MTU 1024
 #define CONF_DEFAULT_IDLE_SLEEP_US 100
 #define CONF_MAX_IDLE_SLEEP_US 1000000
+/* A day: long enough for any peer, small enough for 64-bit TSC arithmetic. */
+#define CONF_MAX_LINK_WAIT_MS 86400000
 #define CONF_DEFAULT_LOG_LEVEL RTE_LOG_NOTICE
 
 /* EAL arguments every default shares: no hugepage files, no PCI probe (it
@@ -542,6 +544,18 @@ conf_port_link(const struct conf_entry *e)
 }
 
 static int
+conf_port_link_wait(const struct conf_entry *e)
+{
+	unsigned long v;
+
+	if (!conf_uint(e->val, 0, CONF_MAX_LINK_WAIT_MS, &v))
+		return ENTRY_ERR(e, "'%s' is not a number of milliseconds (0..%d)",
+				 e->val, CONF_MAX_LINK_WAIT_MS);
+	e->port->port.link_wait_ms = (uint32_t)v;
+	return 0;
+}
+
+static int
 conf_port_capture(const struct conf_entry *e)
 {
 	/* A value is shorter than CFG_VALUE_LEN, far below PATH_MAX. */
@@ -725,6 +739,7 @@ static const struct conf_key conf_port_keys[] = {
 	{ "mbufs", conf_port_mbufs },
 	{ "capture", conf_port_capture },
 	{ "link", conf_port_link },
+	{ "link_wait_ms", conf_port_link_wait },
 	{ "fault_rx", conf_port_fault },
 	{ "fault_tx", conf_port_fault },
 	{ NULL, NULL },
@@ -734,7 +749,8 @@ static const struct conf_section conf_sections[] = {
 	{ "eal", "args", conf_eal_keys },
 	{ "engine", "lcore, idle_sleep_us", conf_engine_keys },
 	{ "log", "level", conf_log_keys },
-	{ "port", "device, ipv4, mac, mtu, rxd, txd, mbufs, capture, link, fault_rx, fault_tx",
+	{ "port", "device, ipv4, mac, mtu, rxd, txd, mbufs, capture, link, link_wait_ms, "
+	  "fault_rx, fault_tx",
 	  conf_port_keys },
 };
 

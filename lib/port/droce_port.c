@@ -155,8 +155,6 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 		return -ENOMEM;
 	pthread_mutex_init(&p->capture_lock, NULL);
 	p->port_id = conf->port_id;
-	p->link_up = conf->link_up;
-	p->link_last = -1;
 	p->ipv4 = conf->ipv4;
 	p->ipv4_prefix = conf->ipv4 ? conf->ipv4_prefix : 0;
 	p->ipv4_mask = conf->ipv4 ? ~0u << (32 - conf->ipv4_prefix) : 0;
@@ -190,14 +188,9 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	if (ret == 0)
 		ret = port_mac_setup(p, conf);
 	if (ret == 0)
-		ret = rte_eth_dev_start(p->port_id);
+		ret = droce_port_link_start(p, conf);
 	if (ret != 0)
 		goto fail;
-	ret = p->drv->start(&p->drv_ctx);
-	if (ret != 0) {
-		rte_eth_dev_stop(p->port_id);
-		goto fail;
-	}
 	droce_gid_table_build(p);
 	if (conf->capture != NULL) {
 		ret = droce_port_capture_start(p, conf->capture);
@@ -253,44 +246,10 @@ droce_port_ipv4(const struct droce_port *p)
 	return p->ipv4;
 }
 
-bool
-droce_port_link_up(const struct droce_port *p)
-{
-	struct rte_eth_link link;
-
-	if (p->link_up)
-		return true;
-	return rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
-	       link.link_status == RTE_ETH_LINK_UP;
-}
-
 uint16_t
 droce_port_mtu(const struct droce_port *p)
 {
 	return p->ib_mtu;
-}
-
-void
-droce_port_on_link(struct droce_port *p, droce_port_link_cb_t cb, void *arg)
-{
-	p->link_cb_arg = arg;
-	__atomic_store_n(&p->link_cb, cb, __ATOMIC_RELEASE);
-}
-
-/* Tell the link callback when the port's state changes (once a second). */
-static void
-port_link_watch(struct droce_port *p, uint64_t now)
-{
-	droce_port_link_cb_t cb = __atomic_load_n(&p->link_cb, __ATOMIC_ACQUIRE);
-	int8_t up;
-
-	if (cb == NULL || now < p->link_next_tsc)
-		return;
-	p->link_next_tsc = now + rte_get_tsc_hz();
-	up = droce_port_link_up(p);
-	if (p->link_last >= 0 && up != p->link_last)
-		cb(p->link_cb_arg, up);
-	p->link_last = up;
 }
 
 void
@@ -306,7 +265,7 @@ droce_port_tick(struct droce_port *p)
 		droce_capture_exit(p, c);
 	}
 	droce_neigh_gc(p, now);
-	port_link_watch(p, now);
+	droce_port_link_watch(p, now);
 }
 
 int

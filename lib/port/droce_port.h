@@ -124,6 +124,10 @@ struct droce_port_conf {
 	 *  whose peer attaches later (a memif server), so programs that check
 	 *  the port at start (perftest) can wait for their peer. */
 	bool link_up;
+	/** With @ref link_up: how long, in milliseconds, the port counts as
+	 *  active without a link (from attach, and whenever the link goes
+	 *  down) before it reports down; 0: forever. */
+	uint32_t link_wait_ms;
 	/** Faults to inject into received frames (from the ethdev) and sent
 	 *  ones (droce_port_tx()); all zero: none. */
 	struct droce_fault_conf fault_rx, fault_tx;
@@ -202,15 +206,18 @@ void droce_port_mac(const struct droce_port *p, struct rte_ether_addr *mac);
 /** The port's IPv4 address (host order, 0 if none). */
 uint32_t droce_port_ipv4(const struct droce_port *p);
 
-/** True when the port counts as active: its ethdev's link is up, or the
- *  port was attached with link_up. */
+/** True when the port counts as active: its ethdev runs and its link is
+ *  up, or the port was attached with link_up and has been without a link
+ *  for less than link_wait_ms. An ethdev that cannot start at attach (a
+ *  memif client before its server) leaves the port attached with its link
+ *  down; droce_port_tick() starts it as soon as it can. */
 bool droce_port_link_up(const struct droce_port *p);
 
 /** Called from the engine when the port becomes active (@p up) or not. */
 typedef void (*droce_port_link_cb_t)(void *arg, bool up);
 
 /**
- * Have @p cb told, from droce_port_tick() (at most once a second), when
+ * Have @p cb told, from droce_port_tick() (within 100 ms), when
  * droce_port_link_up() changes. One callback per port; NULL removes it.
  */
 void droce_port_on_link(struct droce_port *p, droce_port_link_cb_t cb, void *arg);

@@ -102,8 +102,13 @@ struct droce_port {
 	uint64_t tsc_hz;
 	uint16_t ib_mtu;
 	uint16_t data_room;          /**< of each mbuf, after the headroom */
-	bool link_up;                /**< active whatever the ethdev says */
-	/* link watch (droce_port_tick) */
+	/* Link (droce_port_link.c). */
+	bool link_up;                /**< active while the peer is awaited */
+	bool started;                /**< the ethdev runs: RX and TX may use it */
+	uint64_t link_wait_tsc;      /**< how long link_up holds; 0: forever */
+	uint64_t down_since;         /**< TSC since the link is down; 0: up */
+	uint64_t start_next_tsc;     /**< when to try starting the ethdev again */
+	uint32_t start_retry_ms;     /**< the delay before that try */
 	uint64_t link_next_tsc;      /**< when to look at the link next */
 	int8_t link_last;            /**< -1: not looked yet, else 0/1 */
 	droce_port_link_cb_t link_cb;
@@ -133,6 +138,12 @@ struct droce_port_buf {
 };
 int droce_port_buf_plan(const struct droce_driver_ops *drv, uint16_t ib_mtu,
 			struct droce_port_buf *b);
+
+/* droce_port_link.c: start the ethdev (the port comes up with its link
+ * down when it cannot start yet); engine thread: retry and watch. */
+int droce_port_link_start(struct droce_port *p, const struct droce_port_conf *conf);
+void droce_port_link_watch(struct droce_port *p, uint64_t now);
+bool droce_port_started(const struct droce_port *p);
 
 /* droce_gid.c */
 void droce_gid_table_build(struct droce_port *p);

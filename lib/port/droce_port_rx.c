@@ -170,7 +170,8 @@ droce_port_rx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
 		DROCE_STAT_ADD(p, rx_loopback, nb);
 		got = rx_classify(p, c, pkts, nb, true);
 	}
-	if (got < n) {
+	/* An ethdev that has not started yet has no RX to read. */
+	if (got < n && likely(p->started)) {
 		if (unlikely(droce_fault_busy(&p->fault_rx))) {
 			got += rx_faulty(p, c, pkts + got, n - got);
 		} else {

@@ -65,6 +65,9 @@ tx_wire(struct droce_port *p, struct droce_capture *c,
 	struct rte_mbuf *copies[DROCE_PORT_BURST];
 	uint16_t k;
 
+	/* Not started yet: like a link that is down, it takes nothing. */
+	if (unlikely(!p->started))
+		return 0;
 	/* Copy before sending: PMDs that copy (memif, af_packet) free the
 	 * mbuf inside rte_eth_tx_burst(). Copies of frames the ethdev did
 	 * not take are dropped: they are captured when sent again. */

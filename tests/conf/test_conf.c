@@ -94,6 +94,7 @@ START_TEST(full_file)
 		"mbufs = 8191\n"
 		"capture = /tmp/a.pcapng\n"
 		"link = up\n"
+		"link_wait_ms = 5000\n"
 		"[port1]\n"
 		"device = net_tap0\n"
 		"[engine]\n"
@@ -116,6 +117,7 @@ START_TEST(full_file)
 	ck_assert_uint_eq(p0->port.nb_mbufs, 8191);
 	ck_assert_str_eq(p0->capture, "/tmp/a.pcapng");
 	ck_assert(p0->port.link_up);
+	ck_assert_uint_eq(p0->port.link_wait_ms, 5000);
 	ck_assert_ptr_eq(p0->port.capture, p0->capture);
 	ck_assert_str_eq(p1->device, "net_tap0");
 	ck_assert_uint_eq(p1->port.ipv4, 0);
@@ -125,6 +127,7 @@ START_TEST(full_file)
 	ck_assert_uint_eq(p1->port.nb_mbufs, 0);
 	ck_assert_str_eq(p1->capture, "");
 	ck_assert(!p1->port.link_up);
+	ck_assert_uint_eq(p1->port.link_wait_ms, 0);
 	ck_assert_ptr_null(p1->port.capture);
 	ck_assert_int_eq(conf.engine_lcore, 3);
 	ck_assert_uint_eq(conf.idle_sleep_us, 0);
@@ -281,7 +284,7 @@ static const struct bad_case bad_cases[] = {
 	  -EINVAL },
 	{ PORT0 "speed = 3\n",
 	  ":3: [port0] speed: unknown key (expected device, ipv4, mac, mtu, rxd, txd, mbufs, capture, "
-	  "link, fault_rx, fault_tx)",
+	  "link, link_wait_ms, fault_rx, fault_tx)",
 	  -EINVAL },
 	{ PORT0 "[eal]\nargv = -l 0\n", ":4: [eal] argv: unknown key (expected args)", -EINVAL },
 	{ PORT0 "[engine]\nlcores = 1\n",
@@ -319,6 +322,9 @@ static const struct bad_case bad_cases[] = {
 	{ PORT0 "mbufs = 1k\n",
 	  ":3: [port0] mbufs: '1k' is not a number of mbufs (1..2147483647)", -EINVAL },
 	{ PORT0 "link = down\n", ":3: [port0] link: 'down' is not a link mode (auto, up)", -EINVAL },
+	{ PORT0 "link_wait_ms = 86400001\n",
+	  ":3: [port0] link_wait_ms: '86400001' is not a number of milliseconds (0..86400000)",
+	  -EINVAL },
 	{ "[port0]\ndevice = " "0123456789012345678901234567890123456789012345678901234567890123"
 	  "0123456789012345678901234567890123456789012345678901234567890123\n",
 	  ":2: [port0] device: longer than 127 characters", -EINVAL },

@@ -12,6 +12,10 @@
 #   --kill-client S  kill the client (SIGKILL) S seconds after it started;
 #                  then the server must end, within 30 s, with a
 #                  retry-exceeded completion (pass -k so it keeps going)
+#   --client-first S  start the client first and the server S seconds
+#                  later: the client's memif port cannot start until the
+#                  server listens, so it comes up with its link down and
+#                  must connect by itself once the server is there
 #   --fault SPEC   both sides inject faults into what they receive
 #                  (fault_rx = SPEC, e.g. drop=0.05,dup=0.01; each side
 #                  with its own seed): see docs/reliability.md
@@ -22,11 +26,13 @@ set -euo pipefail
 capture=
 fault=
 kill_after=
+client_first=
 af_xdp=
 while [[ ${1:-} == --* ]]; do
 	case $1 in
 	--capture) capture=${2:?--capture needs a directory} ;;
 	--kill-client) kill_after=${2:?--kill-client needs seconds} ;;
+	--client-first) client_first=${2:?--client-first needs seconds} ;;
 	--fault) fault=${2:?--fault needs a fault list} ;;
 	--af-xdp) af_xdp=${2:?--af-xdp needs two interfaces} ;;
 	*) echo "run_memif: unknown option $1" >&2; exit 2 ;;
@@ -88,7 +94,45 @@ start() {
 	role[$!]=$name
 }
 
+# wait_both: wait for both sides; exit 1 if one fails. A side that fails
+# tells its peer, which then stops too; one that dies before it connected
+# cannot, so the other gets 10 s before the exit trap kills it.
+wait_both() {
+	local running=("${pids[@]}") left p rc finished i
+
+	while (( ${#running[@]} > 0 )); do
+		rc=0
+		wait -n -p finished "${running[@]}" || rc=$?
+		left=()
+		for p in "${running[@]}"; do
+			[[ $p == "$finished" ]] || left+=("$p")
+		done
+		running=("${left[@]}")
+		if (( rc != 0 )); then
+			echo "run_memif: the ${role[$finished]} failed (exit $rc)" >&2
+			for (( i = 0; i < 100 && ${#running[@]} > 0; i++ )); do
+				kill -0 "${running[0]}" 2>/dev/null || break
+				sleep 0.1
+			done
+			exit 1
+		fi
+	done
+}
+
 rm -f "$tmp/memif.sock"
+if [[ -n $client_first ]]; then
+	start client -c "$@"
+	sleep "$client_first"
+	start server -s "$@"
+	wait_both
+	if ! grep -q "the ethdev does not start" "$tmp/client.out" ||
+	   ! grep -q "the ethdev started" "$tmp/client.out"; then
+		echo "run_memif: the client's port did not come up link-down and connect later" >&2
+		exit 1
+	fi
+	echo "run_memif: both sides passed, the client started $client_first s before its server"
+	exit 0
+fi
 start server -s "$@"
 server=${pids[0]}
 # The memif server creates its socket while the EAL starts; a client
@@ -128,30 +172,5 @@ if [[ -n $kill_after ]]; then
 	exit 0
 fi
 
-# Wait for both. A side that fails tells its peer, which then stops too;
-# one that dies before it connected cannot, so the other gets 10 s before
-# the exit trap kills it.
-status=0
-running=("${pids[@]}")
-while (( ${#running[@]} > 0 )); do
-	rc=0
-	wait -n -p finished "${running[@]}" || rc=$?
-	left=()
-	for p in "${running[@]}"; do
-		[[ $p == "$finished" ]] || left+=("$p")
-	done
-	running=("${left[@]}")
-	if (( rc != 0 )); then
-		echo "run_memif: the ${role[$finished]} failed (exit $rc)" >&2
-		status=1
-		for (( i = 0; i < 100 && ${#running[@]} > 0; i++ )); do
-			kill -0 "${running[0]}" 2>/dev/null || break
-			sleep 0.1
-		done
-		break
-	fi
-done
-if (( status == 0 )); then
-	echo "run_memif: both sides passed"
-fi
-exit $status
+wait_both
+echo "run_memif: both sides passed"

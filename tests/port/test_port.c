@@ -14,6 +14,7 @@
 
 #include <rte_arp.h>
 #include <rte_cycles.h>
+#include <rte_dev.h>
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -912,6 +913,136 @@ START_TEST(test_capture_threads)
 }
 END_TEST
 
+/* ---- link: ethdevs that start late, peers that come and go ---- */
+
+static int link_events[2];     /* [0]: went down, [1]: came up */
+
+static void
+link_cb(void *arg, bool up)
+{
+	(void)arg;
+	link_events[up]++;
+}
+
+/* A memif vdev of @p role on the socket file @p tag names. */
+static uint16_t
+memif_create(unsigned id, const char *role, const char *tag)
+{
+	char args[256], name[32];
+	uint16_t port;
+
+	snprintf(name, sizeof(name), "net_memif%u", id);
+	snprintf(args, sizeof(args), "%s,role=%s,socket=/tmp/droce-test-port-%d-%s.sock,"
+		 "socket-abstract=no", name, role, (int)getpid(), tag);
+	ck_assert_int_eq(rte_dev_probe(args), 0);
+	ck_assert_int_eq(rte_eth_dev_get_port_by_name(name, &port), 0);
+	return port;
+}
+
+/* Tick @p p and @p q (if any) for @p ms, or until droce_port_link_up(p)
+ * is @p up (@p stop). @return the milliseconds that took. */
+static uint64_t
+tick(struct droce_port *p, struct droce_port *q, bool stop, bool up, unsigned ms)
+{
+	uint64_t t0 = rte_get_timer_cycles(), hz = rte_get_timer_hz(), now;
+
+	do {
+		droce_port_tick(p);
+		if (q != NULL)
+			droce_port_tick(q);
+		now = rte_get_timer_cycles();
+		if (stop && droce_port_link_up(p) == up)
+			break;
+		rte_delay_us_sleep(1000);
+	} while ((now - t0) * 1000 / hz < ms);
+	return (now - t0) * 1000 / hz;
+}
+
+/* Until droce_port_link_up(p) is @p up (@p ms at most), then long enough
+ * for the port's link watch (every 100 ms) to tell its callback.
+ * @return the milliseconds until the state changed. */
+static uint64_t
+tick_until(struct droce_port *p, struct droce_port *q, bool up, unsigned ms)
+{
+	uint64_t took = tick(p, q, true, up, ms);
+
+	tick(p, q, false, up, 250);
+	return took;
+}
+
+/*
+ * A memif client whose server is not there: the ethdev cannot start, the
+ * port attaches anyway with its link down, takes and gives no frames, and
+ * with link = up counts as active for link_wait_ms only.
+ */
+START_TEST(test_link_no_server)
+{
+	struct droce_port_conf c = {
+		.port_id = memif_create(90, "client", "none"), .ipv4 = IP_A, .ipv4_prefix = 24,
+		.mtu = 1024, .nb_mbufs = 255, .link_up = true, .link_wait_ms = 300,
+	};
+	struct droce_port *p;
+	struct rte_mbuf *m;
+
+	ck_assert_int_eq(droce_port_attach(&c, &p), 0);
+	ck_assert(!droce_port_started(p));
+	ck_assert(droce_port_link_up(p));
+	memset(link_events, 0, sizeof(link_events));
+	droce_port_on_link(p, link_cb, NULL);
+	ck_assert_uint_eq(pump(p, NULL), 0);
+	m = rte_pktmbuf_alloc(droce_port_mempool(p));
+	ck_assert_ptr_nonnull(m);
+	memset(rte_pktmbuf_append(m, 64), 0xff, 64);   /* broadcast: to the wire */
+	ck_assert_uint_eq(droce_port_tx(p, &m, 1), 0);
+	rte_pktmbuf_free(m);
+	ck_assert_uint_ge(tick_until(p, NULL, false, 2000), 250);
+	ck_assert(!droce_port_link_up(p));
+	ck_assert_int_eq(link_events[0], 1);
+	ck_assert_int_eq(link_events[1], 0);
+	droce_port_detach(p);
+}
+END_TEST
+
+/*
+ * A memif server whose client leaves and comes back: with link = up it
+ * stays active for link_wait_ms, then reports down, and up again when
+ * the client is back.
+ */
+START_TEST(test_link_client_restarts)
+{
+	struct droce_port_conf cs = {
+		.port_id = memif_create(91, "server", "restart"), .ipv4 = IP_A, .ipv4_prefix = 24,
+		.mtu = 1024, .nb_mbufs = 255, .link_up = true, .link_wait_ms = 300,
+	};
+	struct droce_port_conf cc = {
+		.port_id = memif_create(92, "client", "restart"), .ipv4 = IP_B, .ipv4_prefix = 24,
+		.mtu = 1024, .nb_mbufs = 255,
+	};
+	struct droce_port *server, *client;
+
+	ck_assert_int_eq(droce_port_attach(&cs, &server), 0);
+	ck_assert_int_eq(droce_port_attach(&cc, &client), 0);
+	ck_assert(droce_port_started(client));
+	tick_until(client, server, true, 3000);
+	ck_assert(droce_port_link_up(client));
+	memset(link_events, 0, sizeof(link_events));
+	droce_port_on_link(server, link_cb, NULL);
+	/* The client goes: the server waits 300 ms for it, then gives up. */
+	droce_port_detach(client);
+	ck_assert(droce_port_link_up(server));
+	ck_assert_uint_ge(tick_until(server, NULL, false, 3000), 250);
+	ck_assert(!droce_port_link_up(server));
+	ck_assert_int_eq(link_events[0], 1);
+	/* It comes back. */
+	ck_assert_int_eq(droce_port_attach(&cc, &client), 0);
+	tick_until(server, client, true, 3000);
+	ck_assert(droce_port_link_up(server));
+	ck_assert_int_eq(link_events[1], 1);
+	droce_port_detach(client);
+	droce_port_detach(server);
+}
+END_TEST
+
 /* ---- main ---- */
 
 /* The EAL may keep pointers into its arguments until rte_eal_cleanup(). */
@@ -981,6 +1112,12 @@ main(void)
 	tcase_add_test(tc, test_dump);
 	tcase_add_test(tc, test_capture);
 	tcase_add_test(tc, test_capture_threads);
+	suite_add_tcase(s, tc);
+	/* memif ports of their own. */
+	tc = tcase_create("link");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_link_no_server);
+	tcase_add_test(tc, test_link_client_restarts);
 	suite_add_tcase(s, tc);
 	/* No ports needed. */
 	tc = tcase_create("buffers");

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The port's link: starting the ethdev, again and again while it cannot
+ * start (a memif client whose server does not listen yet), the state the
+ * verbs port reports, and the callback that turns changes into events.
+ *
+ * Threads: the engine (droce_port_tick(), RX, TX) starts the ethdev and
+ * writes the link fields; any thread reads them in droce_port_link_up().
+ */
+#include <inttypes.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+
+#include "droce_port_priv.h"
+
+/* How often the link is looked at. */
+#define LINK_POLL_MS 100
+/* A port whose ethdev did not start tries again after 100 ms, then twice
+ * as long each time up to a second: each try may log the PMD's error. */
+#define START_RETRY_MIN_MS 100u
+#define START_RETRY_MAX_MS 1000u
+
+/* rte_eth_dev_start() and the driver's own start. */
+static int
+port_ethdev_start(struct droce_port *p)
+{
+	int ret = rte_eth_dev_start(p->port_id);
+
+	if (ret != 0)
+		return ret;
+	ret = p->drv->start(&p->drv_ctx);
+	if (ret != 0)
+		rte_eth_dev_stop(p->port_id);
+	return ret;
+}
+
+int
+droce_port_link_start(struct droce_port *p, const struct droce_port_conf *conf)
+{
+	int ret;
+
+	p->link_up = conf->link_up;
+	p->link_wait_tsc = (uint64_t)conf->link_wait_ms * rte_get_tsc_hz() / 1000;
+	p->link_last = -1;
+	p->down_since = rte_get_tsc_cycles();
+	ret = port_ethdev_start(p);
+	if (ret == 0) {
+		p->started = true;
+		return 0;
+	}
+	/*
+	 * A memif client whose server is not listening yet fails to start
+	 * ("Failed to connect socket"), and DPDK 22.11's memif does not try
+	 * again. The port comes up with its link down, and the engine starts
+	 * the ethdev when it can (droce_port_tick()).
+	 */
+	DROCE_PORT_LOG(WARNING, "port %u: the ethdev does not start (%s): "
+		       "the link is down until it does (tried again every %u ms at most)",
+		       p->port_id, rte_strerror(-ret), START_RETRY_MAX_MS);
+	p->start_retry_ms = START_RETRY_MIN_MS;
+	p->start_next_tsc = p->down_since + p->tsc_hz * START_RETRY_MIN_MS / 1000;
+	return 0;
+}
+
+bool
+droce_port_started(const struct droce_port *p)
+{
+	return __atomic_load_n(&p->started, __ATOMIC_ACQUIRE);
+}
+
+/* The ethdev runs and says its link is up. */
+static bool
+port_ethdev_link_up(const struct droce_port *p)
+{
+	struct rte_eth_link link;
+
+	return droce_port_started(p) && rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
+	       link.link_status == RTE_ETH_LINK_UP;
+}
+
+bool
+droce_port_link_up(const struct droce_port *p)
+{
+	uint64_t since;
+
+	if (port_ethdev_link_up(p))
+		return true;
+	if (!p->link_up)
+		return false;
+	/* link = up: active while the peer is awaited, for link_wait_ms. */
+	since = __atomic_load_n(&p->down_since, __ATOMIC_RELAXED);
+	return p->link_wait_tsc == 0 || since == 0 ||
+	       rte_get_tsc_cycles() - since < p->link_wait_tsc;
+}
+
+void
+droce_port_on_link(struct droce_port *p, droce_port_link_cb_t cb, void *arg)
+{
+	p->link_cb_arg = arg;
+	__atomic_store_n(&p->link_cb, cb, __ATOMIC_RELEASE);
+}
+
+/*
+ * Every LINK_POLL_MS: start the ethdev if it is not running and its retry
+ * is due, note since when its link is down, and tell the callback when the
+ * state the verbs port reports changes.
+ */
+void
+droce_port_link_watch(struct droce_port *p, uint64_t now)
+{
+	droce_port_link_cb_t cb;
+	int8_t up;
+
+	if (now < p->link_next_tsc)
+		return;
+	p->link_next_tsc = now + p->tsc_hz * LINK_POLL_MS / 1000;
+	if (!p->started && now >= p->start_next_tsc) {
+		if (port_ethdev_start(p) == 0) {
+			__atomic_store_n(&p->started, true, __ATOMIC_RELEASE);
+			DROCE_PORT_LOG(NOTICE, "port %u: the ethdev started", p->port_id);
+		} else {
+			p->start_retry_ms = RTE_MIN(2 * p->start_retry_ms, START_RETRY_MAX_MS);
+			p->start_next_tsc = now + p->tsc_hz * p->start_retry_ms / 1000;
+		}
+	}
+	if (port_ethdev_link_up(p))
+		__atomic_store_n(&p->down_since, 0, __ATOMIC_RELAXED);
+	else if (p->down_since == 0)
+		__atomic_store_n(&p->down_since, now, __ATOMIC_RELAXED);
+	up = droce_port_link_up(p);
+	if (p->link_up && p->link_wait_tsc != 0 && !up && p->link_last == 1)
+		DROCE_PORT_LOG(ERR, "port %u: no link for %" PRIu64 " ms: the port is down",
+			       p->port_id, (now - p->down_since) * 1000 / p->tsc_hz);
+	cb = __atomic_load_n(&p->link_cb, __ATOMIC_ACQUIRE);
+	if (cb != NULL && p->link_last >= 0 && up != p->link_last)
+		cb(p->link_cb_arg, up);
+	p->link_last = up;
+}
