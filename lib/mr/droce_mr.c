@@ -53,6 +53,24 @@ droce_mr_unpublish(struct droce_mr_table *t, struct droce_mr *mr)
 	pthread_mutex_unlock(&t->lock);
 }
 
+void
+droce_mr_update(struct droce_mr_table *t, struct droce_mr *mr, const struct droce_mr *nv,
+		struct rte_rcu_qsbr *rcu)
+{
+	/* The slot stays this region's (the lock keeps registrations out)
+	 * while it is empty and no engine holds the region any more. */
+	pthread_mutex_lock(&t->lock);
+	__atomic_store_n(&t->slot[mr->ibv.handle], NULL, __ATOMIC_RELEASE);
+	rte_rcu_qsbr_synchronize(rcu, RTE_QSBR_THRID_INVALID);
+	mr->iova = nv->iova;
+	mr->base = nv->base;
+	mr->length = nv->length;
+	mr->access = nv->access;
+	mr->pd_handle = nv->pd_handle;
+	__atomic_store_n(&t->slot[mr->ibv.handle], mr, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&t->lock);
+}
+
 int
 droce_sge_copy(const struct droce_mr_table *t, uint32_t pd_handle,
 	       const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,

@@ -56,6 +56,14 @@ int droce_mr_publish(struct droce_mr_table *t, struct droce_mr *mr);
 /** Remove @p mr from the table; lookups that start after this miss it. */
 void droce_mr_unpublish(struct droce_mr_table *t, struct droce_mr *mr);
 
+/**
+ * Give the published @p mr the range, rights and PD of @p nv, keeping its
+ * key: lookups miss it until no engine can still hold the old values
+ * (one grace period of @p rcu), then find the new ones.
+ */
+void droce_mr_update(struct droce_mr_table *t, struct droce_mr *mr, const struct droce_mr *nv,
+		     struct rte_rcu_qsbr *rcu);
+
 /** Engine side: the region with key @p key, or NULL. */
 static inline struct droce_mr *
 droce_mr_lookup(const struct droce_mr_table *t, uint32_t key)

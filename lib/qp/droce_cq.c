@@ -32,6 +32,37 @@ droce_cq_fini(struct droce_cq *cq)
 }
 
 int
+droce_cq_resize(struct droce_cq *cq, uint32_t cqe)
+{
+	uint32_t n = rte_align32pow2(cqe + 1), pending, i;
+	struct ibv_wc *ring = calloc(n, sizeof(*ring)), *old;
+
+	if (ring == NULL)
+		return -ENOMEM;
+	/* Producers, then consumers: nobody touches the ring while it moves. */
+	rte_spinlock_lock(&cq->plock);
+	rte_spinlock_lock(&cq->clock);
+	pending = cq->prod - cq->cons;
+	if (pending > cqe) {
+		rte_spinlock_unlock(&cq->clock);
+		rte_spinlock_unlock(&cq->plock);
+		free(ring);
+		return -EINVAL;
+	}
+	for (i = 0; i < pending; i++)
+		ring[i] = cq->ring[(cq->cons + i) & cq->mask];
+	old = cq->ring;
+	cq->ring = ring;
+	cq->mask = n - 1;
+	__atomic_store_n(&cq->cons, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&cq->prod, pending, __ATOMIC_RELEASE);
+	rte_spinlock_unlock(&cq->clock);
+	rte_spinlock_unlock(&cq->plock);
+	free(old);
+	return 0;
+}
+
+int
 droce_cq_push(struct droce_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
 	uint32_t armed;

@@ -56,6 +56,16 @@ droce_cq_of(struct ibv_cq *cq)
 /** Allocate the ring for at least @p cqe completions. @return 0 or -ENOMEM. */
 int droce_cq_init(struct droce_cq *cq, uint32_t cqe);
 
+/**
+ * Move the completions not yet polled, in order, into a new ring for at
+ * least @p cqe completions. Producers and pollers wait on the ring locks
+ * meanwhile; an engine that saw room in the old ring (droce_cq_space())
+ * still has at least one entry, as the new ring has room for cqe + 1.
+ * @return 0, -EINVAL when more than @p cqe completions are pending, or
+ * -ENOMEM.
+ */
+int droce_cq_resize(struct droce_cq *cq, uint32_t cqe);
+
 /** Free the ring. */
 void droce_cq_fini(struct droce_cq *cq);
 

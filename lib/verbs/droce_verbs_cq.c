@@ -288,10 +288,19 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+/* As rxe: a size the device cannot have, or one below the completions
+ * still pending, is EINVAL; the CQ keeps what it holds, in order. */
 int
-ibv_resize_cq(struct ibv_cq *cq, int cqe)
+ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-	(void)cq;
-	(void)cqe;
-	return EOPNOTSUPP;
+	struct droce_cq *cq = droce_cq_of(ibcq);
+	int rc;
+
+	if (cqe < 1 || cqe > DROCE_MAX_CQE)
+		return EINVAL;
+	rc = droce_cq_resize(cq, (uint32_t)cqe);
+	if (rc != 0)
+		return -rc;
+	ibcq->cqe = (int)cq->mask;
+	return 0;
 }

@@ -175,6 +175,8 @@ droce_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_
 		return EINVAL;
 	memset(&a, 0, sizeof(a));
 	fill_device_attr(droce_dev_of_ctx(ctx), &a.orig_attr);
+	/* rdma-core reads the port count from here when the provider fills it. */
+	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
 	memcpy(attr, &a, RTE_MIN(len, sizeof(a)));
 	return 0;
 }
@@ -191,17 +193,55 @@ mtu_enum(uint16_t bytes)
 	}
 }
 
+/*
+ * The IB width and lane speed of an Ethernet link of @p mbps, chosen as
+ * Linux's ib_get_eth_speed() chooses them for rxe, so that
+ * width x speed is near the link's rate; an unknown speed counts as 1 Gb/s
+ * there too. Codes: width 1 = 1X, 2 = 4X, 16 = 2X; speed 1 = SDR (2.5 Gb/s
+ * per lane), 2 = DDR, 8 = FDR10, 32 = EDR, 64 = HDR, 128 = NDR.
+ */
+static void
+port_width_speed(uint32_t mbps, uint8_t *width, uint8_t *speed)
+{
+	static const struct {
+		uint32_t up_to;          /* Mb/s */
+		uint8_t width, speed;
+	} map[] = {
+		{ RTE_ETH_SPEED_NUM_1G, 1, 1 },      /* 1X SDR */
+		{ RTE_ETH_SPEED_NUM_10G, 1, 8 },     /* 1X FDR10 */
+		{ RTE_ETH_SPEED_NUM_20G, 2, 2 },     /* 4X DDR */
+		{ RTE_ETH_SPEED_NUM_25G, 1, 32 },    /* 1X EDR */
+		{ RTE_ETH_SPEED_NUM_40G, 2, 8 },     /* 4X FDR10 */
+		{ RTE_ETH_SPEED_NUM_50G, 16, 32 },   /* 2X EDR */
+		{ RTE_ETH_SPEED_NUM_100G, 2, 32 },   /* 4X EDR */
+		{ RTE_ETH_SPEED_NUM_200G, 2, 64 },   /* 4X HDR */
+		{ UINT32_MAX, 2, 128 },              /* 4X NDR */
+	};
+	size_t i;
+
+	if (mbps == RTE_ETH_SPEED_NUM_NONE || mbps == RTE_ETH_SPEED_NUM_UNKNOWN)
+		mbps = RTE_ETH_SPEED_NUM_1G;
+	for (i = 0; mbps > map[i].up_to; i++)
+		;
+	*width = map[i].width;
+	*speed = map[i].speed;
+}
+
 int
 droce_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr,
 		    size_t len)
 {
 	struct droce_dev *d = droce_dev_of_ctx(ctx);
 	bool up = droce_port_link_up(d->port);
+	struct rte_eth_link link = { .link_speed = RTE_ETH_SPEED_NUM_UNKNOWN };
 	struct ibv_port_attr a;
 
 	if (port != 1)
 		return EINVAL;
 	memset(&a, 0, sizeof(a));
+	if (rte_eth_link_get_nowait(droce_port_ethdev(d->port), &link) != 0)
+		link.link_speed = RTE_ETH_SPEED_NUM_UNKNOWN;
+	port_width_speed(link.link_speed, &a.active_width, &a.active_speed);
 	a.state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	a.phys_state = up ? 5 /* LinkUp */ : 3 /* Disabled */;
 	a.max_mtu = IBV_MTU_4096;
@@ -211,8 +251,6 @@ droce_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr 
 	a.max_msg_sz = DROCE_MAX_MSG;
 	a.pkey_tbl_len = 1;
 	a.max_vl_num = 1;
-	a.active_width = 2;    /* 4X */
-	a.active_speed = 32;   /* EDR: 25 Gb/s per lane */
 	a.link_layer = IBV_LINK_LAYER_ETHERNET;
 	memcpy(attr, &a, RTE_MIN(len, sizeof(a)));
 	return 0;

@@ -107,6 +107,57 @@ ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int
 	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned)access);
 }
 
+/*
+ * Re-registration, with rdma-core's checks and return codes: a request
+ * rdma-core refuses before it reaches the provider is IBV_REREG_MR_ERR_INPUT,
+ * one the device refuses (as the kernel does: no flags, a bad PD or access)
+ * IBV_REREG_MR_ERR_CMD; errno says why and the region is unchanged. The keys
+ * stay the same, so peers keep using them.
+ */
+int
+ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, size_t length,
+	     int access)
+{
+	struct droce_dev *d = droce_dev_of_ctx(ibmr->context);
+	struct droce_mr *mr = (struct droce_mr *)ibmr;
+	struct droce_mr nv = *mr;
+	struct ibv_pd *old_pd = ibmr->pd;
+
+	if ((flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (addr == NULL || length == 0)) ||
+	    (access != 0 && !(flags & IBV_REREG_MR_CHANGE_ACCESS))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags == 0 ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && (ibpd == NULL || ibpd->context != ibmr->context)) ||
+	    ((flags & IBV_REREG_MR_CHANGE_ACCESS) && !access_ok((unsigned)access)) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (uintptr_t)addr + length < (uintptr_t)addr)) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		nv.base = addr;
+		nv.iova = (uintptr_t)addr;
+		nv.length = length;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		nv.access = access;
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		nv.pd_handle = ibpd->handle;
+	droce_mr_update(d->mrt, mr, &nv, d->rcu);
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		ibmr->addr = addr;
+		ibmr->length = length;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		__atomic_add_fetch(&droce_pd_of(ibpd)->users, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&droce_pd_of(old_pd)->users, 1, __ATOMIC_RELEASE);
+		ibmr->pd = ibpd;
+	}
+	return 0;
+}
+
 int
 ibv_dereg_mr(struct ibv_mr *ibmr)
 {

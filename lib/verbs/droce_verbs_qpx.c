@@ -252,18 +252,39 @@ x_abort(struct ibv_qp_ex *q)
 	rte_spinlock_unlock(&h->qp->sq.lock);
 }
 
+/*
+ * The send operations a QP type may ask for, as rxe's provider allows them:
+ * UD sends only, UC no READ, atomics or invalidation (the wire has no such
+ * UC opcodes), RC and XRC everything droce has
+ * (memory windows, local invalidate, TSO and atomic write it has not).
+ */
+static uint64_t
+qpx_ops_of(enum ibv_qp_type type)
+{
+	const uint64_t sends = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	const uint64_t uc = sends | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	const uint64_t rc = uc | IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_RDMA_READ |
+			    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+
+	switch (type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
+		return rc;
+	case IBV_QPT_UC:
+		return uc;
+	case IBV_QPT_UD:
+		return sends;
+	default:
+		return 0;
+	}
+}
+
 int
 droce_qpx_init(struct droce_qp_handle *h, uint64_t flags)
 {
-	const uint64_t supported = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-				   IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
-				   IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-				   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
-				   IBV_QP_EX_WITH_SEND_WITH_INV;
 	struct ibv_qp_ex *q = &h->ibv;
 
-	/* Memory windows, local invalidate, TSO and atomic write: not in droce. */
-	if (flags & ~supported)
+	if (flags & ~qpx_ops_of(h->qp->type))
 		return EOPNOTSUPP;
 	h->x = calloc(1, sizeof(*h->x));
 	if (h->x == NULL)

@@ -26,17 +26,7 @@
 int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid) FAIL_ERRNO
 int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid) FAIL_ERRNO
 
-/* Memory regions beyond plain registration: a region keeps the range,
- * PD and rights it was registered with; dma-buf memory belongs to a
- * kernel device droce has no access to. The old MR stays valid. */
-int
-ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
-	     int access)
-{
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_INPUT;
-}
-
+/* dma-buf memory belongs to a kernel device droce has no access to. */
 struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
 				 uint64_t iova, int fd, int access) FAIL_NULL
 
