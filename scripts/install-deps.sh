@@ -6,10 +6,11 @@ set -euo pipefail
 
 # ibverbs-utils, perftest, ibverbs-providers and librdmacm1: Debian's
 # unmodified verbs programs and the libraries they load, which the drop-in
-# libibverbs.so.1 is tested against. gnuplot-nox draws the benchmark plots.
+# libibverbs.so.1 is tested against; ucx-utils (ucx_perftest) runs UCX's
+# verbs transports on it. gnuplot-nox draws the benchmark plots.
 pkgs=(build-essential meson ninja-build pkg-config dpdk-dev libdpdk-dev libibverbs-dev
       libnuma-dev check zlib1g-dev libpcap-dev tshark python3
-      ibverbs-utils perftest ibverbs-providers librdmacm1 gnuplot-nox)
+      ibverbs-utils perftest ibverbs-providers librdmacm1 ucx-utils gnuplot-nox)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# UCX over droce: Debian's unmodified ucx_perftest (ucx-utils) as a server
+# and a client, two processes on droce's drop-in libibverbs.so.1 joined by
+# memif, through UCX's rc_verbs and ud_verbs transports.
+#
+# Usage: run_ucx.sh BUILD_DIR [TEST...]
+#   TEST is TRANSPORT:TEST[:DATA[:SIZE]] (e.g. rc_verbs:put_lat,
+#   rc_verbs:put_bw:zcopy:65536); without one, the list below runs. Each
+#   test must exit 0 on both sides and print its "Final:" line of numbers;
+#   the medians and averages (latency, in us) are printed at the end.
+#
+# UCX looks for /dev/infiniband/<dev_name> before it opens a device:
+# scripts/droce-setup.sh makes the entries (and removes them at the end
+# when this script made them). Both ports count as active from the start
+# (link = up): UCX reads the port state when it opens the device, which
+# the client may do before the memif server exists (its port then comes
+# up when the server is there). Exits 77 (skipped) without ucx_perftest
+# or without the right to create device entries.
+set -euo pipefail
+
+build=${1:?usage: run_ucx.sh BUILD_DIR [TEST...]}
+shift
+tests=("$@")
+if (( ${#tests[@]} == 0 )); then
+	tests=(rc_verbs:put_lat rc_verbs:am_lat
+	       rc_verbs:put_bw:bcopy:4096 rc_verbs:put_bw:zcopy:65536
+	       rc_verbs:am_bw:bcopy:4096 rc_verbs:am_bw:zcopy:4096
+	       ud_verbs:am_lat ud_verbs:am_bw:bcopy:2048)
+fi
+if ! command -v ucx_perftest > /dev/null; then
+	echo "run_ucx: ucx_perftest is not installed (apt-get install ucx-utils)" >&2
+	exit 77
+fi
+top=$(cd "$(dirname "$0")/../.." && pwd)
+
+# shellcheck source=tests/common/dropin_env.sh
+source "$top/tests/common/dropin_env.sh"
+dropin_env "$build"
+# shellcheck source=tests/common/pair_env.sh
+source "$top/tests/common/pair_env.sh"
+pair_setup ucx
+
+made_nodes=
+if [[ ! -c /dev/infiniband/uverbs0 ]]; then
+	if ! bash "$top/scripts/droce-setup.sh" up 1 > /dev/null 2>&1; then
+		echo "run_ucx: cannot create /dev/infiniband/uverbs0 (not root?)" >&2
+		exit 77
+	fi
+	made_nodes=1
+fi
+cleanup() {
+	pair_cleanup
+	if [[ -n $made_nodes ]]; then
+		bash "$top/scripts/droce-setup.sh" down
+	fi
+}
+trap cleanup EXIT
+
+for role in server client; do
+	if [[ $role == server ]]; then cpu=0 ip=10.0.0.1; else cpu=$client_cpu ip=10.0.0.2; fi
+	cat > "$tmp/$role.conf" <<-EOF
+	[eal]
+	args = -l $cpu $mem --no-pci --no-telemetry --log-level=lib.eal:error --vdev=net_memif0,role=$role,socket=$tmp/memif.sock,socket-abstract=no,bsize=4352
+	[port0]
+	device = net_memif0
+	ipv4 = $ip/24
+	mtu = 4096
+	link = up
+	EOF
+done
+
+# perftest ROLE GID ARGS...: ucx_perftest on the drop-in with GID index
+# GID, 120 s at most. Only the transport named by -x is opened, so no
+# shared-memory transport can carry the test instead.
+perftest() {
+	local role=$1 gid=$2
+	shift 2
+	env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/$role.conf" UCX_IB_GID_INDEX="$gid" \
+		timeout 120 ucx_perftest -p "$tcp_port" "$@"
+}
+
+status=0
+summary=()
+for t in "${tests[@]}"; do
+	IFS=: read -r tl test data size <<< "$t"
+	args=(-d droce0:1 -x "$tl" -t "$test")
+	# ud_verbs drops IPv4 datagrams: it takes the packet type from the
+	# completion's sl, as mlx5 reports it (2: IPv4), and droce reports 0
+	# there (as rxe does), so UCX checks the GRH as IPv6 and finds no GID
+	# of its own. The IPv6 link-local GID (index 0) works.
+	gid=1
+	[[ $tl == ud_* ]] && gid=0
+	case $test in
+	*_lat) args+=(-s "${size:-8}" -n 20000 -w 1000) ;;
+	*) args+=(-s "${size:-4096}" -n 20000 -w 100) ;;
+	esac
+	[[ -n $data ]] && args+=(-D "$data")
+	out=$tmp/${t//:/_}
+	rm -f "$tmp/memif.sock"
+	perftest server "$gid" "${args[@]}" > "$out.server" 2>&1 &
+	pids+=($!)
+	server=$!
+	for (( i = 0; i < 100; i++ )); do
+		[[ -S $tmp/memif.sock ]] && break
+		sleep 0.1
+	done
+	rc=0
+	for (( i = 0; i < 50; i++ )); do
+		# The server listens on its TCP port once its device is open.
+		rc=0
+		perftest client "$gid" "${args[@]}" 127.0.0.1 > "$out.client" 2>&1 || rc=$?
+		grep -q "Connection refused\|connect.*failed" "$out.client" || break
+		sleep 0.2
+	done
+	src=0
+	wait "$server" || src=$?
+	final=$(grep -m1 '^Final:' "$out.client" || true)
+	echo "---- $t: client exit $rc, server exit $src"
+	grep -v '^EAL\|^$' "$out.client" | tail -n 20
+	if (( rc != 0 || src != 0 )) || [[ -z $final ]] ||
+	   [[ ! $final =~ ^Final:\ +[0-9]+\ +[0-9.]+\ +[0-9.]+ ]]; then
+		echo "run_ucx: $t failed" >&2
+		echo "---- $t: server output" >&2
+		tail -n 30 "$out.server" >&2
+		status=1
+		continue
+	fi
+	# Final: iterations, median, average, overall (us), MB/s avg/overall, msg/s avg/overall
+	read -r _ _ median avg _ bw _ <<< "$final"
+	summary+=("$(printf '%-32s median %8s us  average %8s us  %10s MB/s' "$t" "$median" "$avg" "$bw")")
+done
+echo "---- summary"
+printf '%s\n' "${summary[@]}"
+exit $status
