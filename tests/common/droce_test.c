@@ -13,6 +13,32 @@ droce_test_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+struct ibv_wc
+droce_test_wait_wc(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+	double end = droce_test_now() + 20;
+	int n;
+
+	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
+		ck_assert_msg(droce_test_now() < end, "no completion within 20 s");
+	ck_assert_int_eq(n, 1);
+	return wc;
+}
+
+int
+droce_test_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed;
+}
+
 #define OR(v, d) ((v) ? (v) : (d))
 
 int

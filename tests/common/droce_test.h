@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What the verbs tests share: a clock, and taking a QP of any type from
- * RESET to RTS with the attributes the IB spec requires for its type.
+ * What the verbs tests share: a clock, taking a QP of any type from
+ * RESET to RTS with the attributes the IB spec requires for its type,
+ * waiting for a completion, and running a Check suite in this process.
  * Only <infiniband/verbs.h>: these are ordinary verbs programs.
  */
 #ifndef DROCE_TEST_H
@@ -9,10 +10,20 @@
 
 #include <stdint.h>
 
+#include <check.h>
 #include <infiniband/verbs.h>
 
 /** Seconds on the monotonic clock. */
 double droce_test_now(void);
+
+/** The next completion of @p cq; fails the running test after 20 s. */
+struct ibv_wc droce_test_wait_wc(struct ibv_cq *cq);
+
+/**
+ * Run @p s without forking (the EAL initialises once per process) and
+ * free it. @return the number of failed tests.
+ */
+int droce_test_run(Suite *s);
 
 /** Where a QP talks to, and how. Zeroed fields take the defaults noted. */
 struct droce_test_path {

@@ -13,8 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <check.h>
-#include <infiniband/verbs.h>
+#include "droce_test.h"
 
 static struct ibv_device **list;
 static struct ibv_context *ctx;
@@ -215,7 +214,6 @@ main(void)
 	};
 	Suite *s = suite_create("inventory");
 	TCase *tc = tcase_create("verbs");
-	SRunner *sr;
 	int n, failed;
 
 	list = ibv_get_device_list(&n);
@@ -237,11 +235,7 @@ main(void)
 	tcase_add_test(tc, unsupported_extended_fields);
 	tcase_add_test(tc, supported_small_verbs);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = droce_test_run(s);
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);

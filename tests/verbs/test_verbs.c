@@ -65,14 +65,7 @@ pair(struct ibv_qp **q1, struct ibv_qp **q2)
 static struct ibv_wc
 wait_wc(void)
 {
-	struct ibv_wc wc;
-	double end = droce_test_now() + 20;
-	int n;
-
-	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
-		ck_assert_msg(droce_test_now() < end, "no completion within 20 s");
-	ck_assert_int_eq(n, 1);
-	return wc;
+	return droce_test_wait_wc(cq);
 }
 
 /* The key of whichever buffer @p p lies in. */
@@ -879,7 +872,6 @@ main(void)
 	struct ibv_device **list;
 	Suite *s = suite_create("verbs");
 	TCase *tc = tcase_create("loopback");
-	SRunner *sr;
 	int n, failed;
 
 	list = ibv_get_device_list(&n);
@@ -917,11 +909,7 @@ main(void)
 	tcase_add_test(tc, xrc_shared_target_qp);
 	tcase_add_test(tc, qp_ex_work_request_builder);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = droce_test_run(s);
 	ibv_dereg_mr(amr);
 	ibv_dereg_mr(bmr);
 	ibv_destroy_cq(cq);

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <check.h>
 #include <infiniband/verbs.h>
 
 #include "droce_test.h"
@@ -71,22 +70,9 @@ qp_pair(enum ibv_qp_type type, struct ibv_cq *c, uint64_t send_ops, struct ibv_q
 }
 
 static struct ibv_wc
-wait_wc(struct ibv_cq *c)
-{
-	struct ibv_wc wc;
-	double end = droce_test_now() + 20;
-	int n;
-
-	while ((n = ibv_poll_cq(c, 1, &wc)) == 0)
-		ck_assert_msg(droce_test_now() < end, "no completion within 20 s");
-	ck_assert_int_eq(n, 1);
-	return wc;
-}
-
-static struct ibv_wc
 wait_ok(struct ibv_cq *c)
 {
-	struct ibv_wc wc = wait_wc(c);
+	struct ibv_wc wc = droce_test_wait_wc(c);
 
 	ck_assert_msg(wc.status == IBV_WC_SUCCESS, "completion %s", ibv_wc_status_str(wc.status));
 	return wc;
@@ -214,7 +200,7 @@ START_TEST(rereg_mr_changes)
 	/* Not writable yet: the peer's WRITE fails. */
 	qp_pair(IBV_QPT_RC, cq, 0, &q1, &q2);
 	post_write(q1, 1, abuf, 512, (uintptr_t)target, rkey);
-	wc = wait_wc(cq);
+	wc = droce_test_wait_wc(cq);
 	ck_assert_int_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
 	destroy_qps(q1, q2);
 	while (ibv_poll_cq(cq, 1, &wc) > 0)
@@ -245,7 +231,7 @@ START_TEST(rereg_mr_changes)
 	ck_assert_int_eq(ibv_dealloc_pd(pd2), EBUSY);
 	qp_pair(IBV_QPT_RC, cq, 0, &q1, &q2);
 	post_write(q1, 4, abuf, 64, (uintptr_t)moved, rkey);
-	ck_assert_int_eq(wait_wc(cq).status, IBV_WC_REM_ACCESS_ERR);
+	ck_assert_int_eq(droce_test_wait_wc(cq).status, IBV_WC_REM_ACCESS_ERR);
 	destroy_qps(q1, q2);
 	while (ibv_poll_cq(cq, 1, &wc) > 0)
 		;
@@ -569,7 +555,6 @@ main(void)
 	struct ibv_device **list;
 	Suite *s = suite_create("verbs_ex");
 	TCase *tc = tcase_create("loopback");
-	SRunner *sr;
 	int n, failed;
 
 	list = ibv_get_device_list(&n);
@@ -599,11 +584,7 @@ main(void)
 	tcase_add_test(tc, qp_ex_ud);
 	tcase_add_test(tc, qp_ex_xrc);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = droce_test_run(s);
 	ibv_dereg_mr(amr);
 	ibv_dereg_mr(bmr);
 	ibv_destroy_cq(cq);
