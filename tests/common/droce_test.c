@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -11,6 +13,67 @@ droce_test_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int
+droce_test_loop_open(struct droce_test_loop *l, size_t size, int access)
+{
+	int n, i;
+
+	memset(l, 0, sizeof(*l));
+	l->list = ibv_get_device_list(&n);
+	if (l->list == NULL || n < 1) {
+		fprintf(stderr, "no droce device\n");
+		return -1;
+	}
+	l->ctx = ibv_open_device(l->list[0]);
+	l->pd = l->ctx != NULL ? ibv_alloc_pd(l->ctx) : NULL;
+	l->cq = l->ctx != NULL ? ibv_create_cq(l->ctx, 1024, NULL, NULL, 0) : NULL;
+	for (i = 0; i < 2; i++) {
+		l->buf[i] = aligned_alloc(4096, size);
+		if (l->pd != NULL && l->buf[i] != NULL)
+			l->mr[i] = ibv_reg_mr(l->pd, l->buf[i], size, access);
+	}
+	if (l->cq == NULL || l->mr[0] == NULL || l->mr[1] == NULL ||
+	    ibv_query_gid(l->ctx, 1, 1, &l->gid) != 0) {
+		fprintf(stderr, "setup failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+void
+droce_test_loop_close(struct droce_test_loop *l)
+{
+	for (int i = 0; i < 2; i++) {
+		if (l->mr[i] != NULL)
+			ibv_dereg_mr(l->mr[i]);
+		free(l->buf[i]);
+	}
+	if (l->cq != NULL)
+		ibv_destroy_cq(l->cq);
+	if (l->pd != NULL)
+		ibv_dealloc_pd(l->pd);
+	if (l->ctx != NULL)
+		ibv_close_device(l->ctx);
+	ibv_free_device_list(l->list);
+}
+
+void
+droce_test_post_recv(struct ibv_qp *qp, uint64_t wr_id, uint8_t *buf, uint32_t len,
+		     uint32_t lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	ck_assert_int_eq(ibv_post_recv(qp, &wr, &bad), 0);
+}
+
+void
+droce_test_fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 31 + seed);
 }
 
 struct ibv_wc

@@ -16,6 +16,33 @@
 /** Seconds on the monotonic clock. */
 double droce_test_now(void);
 
+/** Device 0 opened with a PD, a CQ of 1024 and two registered buffers,
+ *  for the tests that run QPs over the device's loopback. */
+struct droce_test_loop {
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	uint8_t *buf[2];             /**< page-aligned, of the size asked for */
+	struct ibv_mr *mr[2];        /**< one per buffer */
+	union ibv_gid gid;           /**< GID index 1 (IPv4) */
+};
+
+/** Open @p l with buffers of @p size bytes registered with @p access.
+ *  @return 0, or -1 after a message on standard error. */
+int droce_test_loop_open(struct droce_test_loop *l, size_t size, int access);
+
+/** Free what droce_test_loop_open() made. */
+void droce_test_loop_close(struct droce_test_loop *l);
+
+/** Post one receive of @p len bytes at @p buf (key @p lkey); fails the
+ *  running test if the post fails. */
+void droce_test_post_recv(struct ibv_qp *qp, uint64_t wr_id, uint8_t *buf, uint32_t len,
+			  uint32_t lkey);
+
+/** Fill @p n bytes at @p p with a pattern that depends on @p seed. */
+void droce_test_fill(uint8_t *p, size_t n, unsigned seed);
+
 /** The next completion of @p cq; fails the running test after 20 s. */
 struct ibv_wc droce_test_wait_wc(struct ibv_cq *cq);
 

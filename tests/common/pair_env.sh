@@ -9,6 +9,7 @@
 #              without hugepages; --no-shconf keeps the processes apart)
 #   client_cpu 1, or 0 on a one-CPU machine (the server takes CPU 0)
 #   tcp_port   a TCP port of this run's own, so a leftover run cannot answer
+# and pair_memif_confs writes the two ends' droce configurations.
 # shellcheck disable=SC2034 # the variables are for the sourcing script
 pair_setup() {
 	local free_pages
@@ -24,6 +25,26 @@ pair_setup() {
 	fi
 	client_cpu=$(( $(nproc) > 1 ? 1 : 0 ))
 	tcp_port=$(( 20000 + $$ % 20000 ))
+}
+
+# pair_memif_confs LINK: write $tmp/server.conf and $tmp/client.conf for
+# the two ends of a memif link (the server 10.0.0.1 on CPU 0, the client
+# 10.0.0.2 on client_cpu), IB MTU 4096, with "link = LINK" in [port0].
+pair_memif_confs() {
+	local role cpu ip
+
+	for role in server client; do
+		if [[ $role == server ]]; then cpu=0 ip=10.0.0.1; else cpu=$client_cpu ip=10.0.0.2; fi
+		cat > "$tmp/$role.conf" <<-EOF
+		[eal]
+		args = -l $cpu $mem --no-pci --no-telemetry --log-level=lib.eal:error --vdev=net_memif0,role=$role,socket=$tmp/memif.sock,socket-abstract=no,bsize=4352
+		[port0]
+		device = net_memif0
+		ipv4 = $ip/24
+		mtu = 4096
+		link = $1
+		EOF
+	done
 }
 
 # shellcheck disable=SC2317 # called by the EXIT trap

@@ -40,18 +40,7 @@ pair_setup pair
 
 # The server's port is active from the start (link = up): the programs
 # check it before their peer's memif side exists.
-for role in server client; do
-	if [[ $role == server ]]; then cpu=0 ip=10.0.0.1; else cpu=$client_cpu ip=10.0.0.2; fi
-	cat > "$tmp/$role.conf" <<-EOF
-	[eal]
-	args = -l $cpu $mem --no-pci --no-telemetry --log-level=lib.eal:error --vdev=net_memif0,role=$role,socket=$tmp/memif.sock,socket-abstract=no,bsize=4352
-	[port0]
-	device = net_memif0
-	ipv4 = $ip/24
-	mtu = 4096
-	link = $link
-	EOF
-done
+pair_memif_confs "$link"
 
 run() {
 	local role=$1

@@ -212,20 +212,16 @@ main(void)
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
 	};
+	struct droce_test_loop loop;
 	Suite *s = suite_create("inventory");
 	TCase *tc = tcase_create("verbs");
-	int n, failed;
+	int failed;
 
-	list = ibv_get_device_list(&n);
-	if (list == NULL || n < 1) {
-		fprintf(stderr, "no droce device\n");
+	if (droce_test_loop_open(&loop, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) != 0)
 		return 1;
-	}
-	ctx = ibv_open_device(list[0]);
-	pd = ctx != NULL ? ibv_alloc_pd(ctx) : NULL;
-	cq = ctx != NULL ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
+	list = loop.list, ctx = loop.ctx, pd = loop.pd, cq = loop.cq;
 	qa.send_cq = qa.recv_cq = cq;
-	qp = pd != NULL ? ibv_create_qp(pd, &qa) : NULL;
+	qp = ibv_create_qp(pd, &qa);
 	if (qp == NULL) {
 		fprintf(stderr, "setup failed\n");
 		return 1;
@@ -237,9 +233,6 @@ main(void)
 	suite_add_tcase(s, tc);
 	failed = droce_test_run(s);
 	ibv_destroy_qp(qp);
-	ibv_destroy_cq(cq);
-	ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
-	ibv_free_device_list(list);
+	droce_test_loop_close(&loop);
 	return failed == 0 ? 0 : 1;
 }

@@ -93,17 +93,7 @@ post_send(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t id, uint8_t *local,
 static void
 post_recv(struct ibv_qp *qp, uint64_t id, uint8_t *buf, uint32_t len)
 {
-	struct ibv_sge sge = { (uintptr_t)buf, len, lkey_of(buf) };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
-
-	ck_assert_int_eq(ibv_post_recv(qp, &wr, &bad), 0);
-}
-
-static void
-fill(uint8_t *p, size_t n, unsigned seed)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)(i * 31 + seed);
+	droce_test_post_recv(qp, id, buf, len, lkey_of(buf));
 }
 
 /* The next async event of @p c is @p type on @p qp. */
@@ -207,7 +197,7 @@ START_TEST(rc_send_sizes)
 		uint32_t len = send_sizes[i];
 		struct ibv_wc wc[2];
 
-		fill(abuf, len, i);
+		droce_test_fill(abuf, len, i);
 		memset(bbuf, 0, len + 16);
 		post_recv(q2, 100 + i, bbuf, len + 16);
 		post_send(q1, i % 2 ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, i, abuf, len, NULL, 0, 0);
@@ -243,7 +233,7 @@ START_TEST(rc_write_read_atomic)
 	struct ibv_wc wc;
 
 	pair(&q1, &q2);
-	fill(abuf, 300000, 7);
+	droce_test_fill(abuf, 300000, 7);
 	post_send(q1, IBV_WR_RDMA_WRITE, 1, abuf, 300000, bbuf + 8192 + 3, bmr->rkey, 0);
 	wc = wait_wc();
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
@@ -318,7 +308,7 @@ START_TEST(rc_inline_and_sge_lists)
 	struct ibv_wc wc;
 
 	pair(&q1, &q2);
-	fill(abuf, 10000, 3);
+	droce_test_fill(abuf, 10000, 3);
 	memcpy(expect, abuf, 10);
 	memcpy(expect + 10, abuf + 5000, 3000);
 	expect[3010] = abuf[100];
@@ -368,7 +358,7 @@ START_TEST(rc_rnr_then_recovery)
 	double t0;
 
 	pair(&q1, &q2);
-	fill(abuf, 2000, 9);
+	droce_test_fill(abuf, 2000, 9);
 	/* No receive posted: the responder answers RNR NAK, the requester waits. */
 	post_send(q1, IBV_WR_SEND, 1, abuf, 2000, NULL, 0, 0);
 	t0 = droce_test_now();
@@ -499,7 +489,7 @@ START_TEST(ud_send_grh_and_reply)
 	struct ibv_wc wc, rwc = { 0 };
 
 	ck_assert_ptr_nonnull(ah);
-	fill(abuf, 1000, 5);
+	droce_test_fill(abuf, 1000, 5);
 	post_recv(q2, 2, bbuf, 1040);
 	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = q2->qp_num;
@@ -725,7 +715,7 @@ START_TEST(xrc_shared_target_qp)
 
 	/* The creator lets go first: the opened handle keeps the QP alive. */
 	ck_assert_int_eq(ibv_destroy_qp(tgt), 0);
-	fill(abuf, 3000, 11);
+	droce_test_fill(abuf, 3000, 11);
 	for (int i = 0; i < 2; i++) {
 		rwr = (struct ibv_recv_wr){ .wr_id = 50 + i, .sg_list = &rsge, .num_sge = 1 };
 		ck_assert_int_eq(ibv_post_srq_recv(srq, &rwr, &rbad), 0);
@@ -810,7 +800,7 @@ START_TEST(qp_ex_work_request_builder)
 	ck_assert_ptr_nonnull(x);
 	rc_connect(q1, q2->qp_num, 14, 7, 7);
 	rc_connect(q2, q1->qp_num, 14, 7, 7);
-	fill(abuf, 2000, 1);
+	droce_test_fill(abuf, 2000, 1);
 	*target = 1;
 	post_recv(q2, 90, bbuf, 4096);
 	post_recv(q2, 91, bbuf + 4096, 64);
@@ -869,28 +859,15 @@ END_TEST
 int
 main(void)
 {
-	struct ibv_device **list;
+	struct droce_test_loop loop;
 	Suite *s = suite_create("verbs");
 	TCase *tc = tcase_create("loopback");
-	int n, failed;
+	int failed;
 
-	list = ibv_get_device_list(&n);
-	if (list == NULL || n < 1) {
-		fprintf(stderr, "no droce device\n");
+	if (droce_test_loop_open(&loop, BUF_SIZE, ACCESS_ALL) != 0)
 		return 1;
-	}
-	ctx = ibv_open_device(list[0]);
-	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 1024, NULL, NULL, 0);
-	abuf = aligned_alloc(4096, BUF_SIZE);
-	bbuf = aligned_alloc(4096, BUF_SIZE);
-	amr = ibv_reg_mr(pd, abuf, BUF_SIZE, ACCESS_ALL);
-	bmr = ibv_reg_mr(pd, bbuf, BUF_SIZE, ACCESS_ALL);
-	if (ctx == NULL || pd == NULL || cq == NULL || amr == NULL || bmr == NULL ||
-	    ibv_query_gid(ctx, 1, 1, &gid) != 0) {
-		fprintf(stderr, "setup failed\n");
-		return 1;
-	}
+	ctx = loop.ctx, pd = loop.pd, cq = loop.cq, gid = loop.gid;
+	abuf = loop.buf[0], bbuf = loop.buf[1], amr = loop.mr[0], bmr = loop.mr[1];
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, device_looks_like_roce);
 	tcase_add_test(tc, bad_arguments_fail_with_errno);
@@ -910,13 +887,6 @@ main(void)
 	tcase_add_test(tc, qp_ex_work_request_builder);
 	suite_add_tcase(s, tc);
 	failed = droce_test_run(s);
-	ibv_dereg_mr(amr);
-	ibv_dereg_mr(bmr);
-	ibv_destroy_cq(cq);
-	ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
-	ibv_free_device_list(list);
-	free(abuf);
-	free(bbuf);
+	droce_test_loop_close(&loop);
 	return failed == 0 ? 0 : 1;
 }

@@ -78,13 +78,11 @@ wait_ok(struct ibv_cq *c)
 	return wc;
 }
 
+/* A receive into bbuf. */
 static void
 post_recv(struct ibv_qp *qp, uint64_t id, uint8_t *buf, uint32_t len)
 {
-	struct ibv_sge sge = { (uintptr_t)buf, len, bmr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
-
-	ck_assert_int_eq(ibv_post_recv(qp, &wr, &bad), 0);
+	droce_test_post_recv(qp, id, buf, len, bmr->lkey);
 }
 
 /* A signaled RDMA WRITE of @p len bytes from @p src with key @p rkey. */
@@ -100,13 +98,6 @@ post_write(struct ibv_qp *qp, uint64_t id, const uint8_t *src, uint32_t len, uin
 	wr.wr.rdma.remote_addr = dst;
 	wr.wr.rdma.rkey = rkey;
 	ck_assert_int_eq(ibv_post_send(qp, &wr, &bad), 0);
-}
-
-static void
-fill(uint8_t *p, size_t n, unsigned seed)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)(i * 7 + seed);
 }
 
 static void
@@ -193,7 +184,7 @@ START_TEST(rereg_mr_changes)
 	ck_assert_ptr_nonnull(mr);
 	ck_assert_ptr_nonnull(pd2);
 	rkey = mr->rkey;
-	fill(abuf, 4096, 3);
+	droce_test_fill(abuf, 4096, 3);
 	memset(target, 0, 4096);
 	memset(moved, 0, 4096);
 
@@ -381,7 +372,7 @@ START_TEST(qp_ex_uc)
 	qp_pair(IBV_QPT_UC, cq, ops, &q1, &q2);
 	x = ibv_qp_to_qp_ex(q1);
 	ck_assert_ptr_nonnull(x);
-	fill(abuf, 8192, 5);
+	droce_test_fill(abuf, 8192, 5);
 	post_recv(q2, 20, bbuf, 4096);
 	post_recv(q2, 21, bbuf + 4096, 16);
 	ibv_wr_start(x);
@@ -434,7 +425,7 @@ START_TEST(qp_ex_ud)
 	ck_assert_int_eq(errno, EOPNOTSUPP);
 	qp_pair(IBV_QPT_UD, cq, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM, &q1, &q2);
 	x = ibv_qp_to_qp_ex(q1);
-	fill(abuf, 1024, 9);
+	droce_test_fill(abuf, 1024, 9);
 	post_recv(q2, 30, bbuf, GRH_LEN + 1024);
 	post_recv(q2, 31, bbuf + 4096, GRH_LEN + 1024);
 	ibv_wr_start(x);
@@ -520,7 +511,7 @@ START_TEST(qp_ex_xrc)
 	ck_assert_int_eq(ibv_post_srq_recv(srq, &rwr, &rbad), 0);
 	x = ibv_qp_to_qp_ex(ini);
 	ck_assert_ptr_nonnull(x);
-	fill(abuf, 8192, 11);
+	droce_test_fill(abuf, 8192, 11);
 	ibv_wr_start(x);
 	x->wr_id = 60;
 	x->wr_flags = IBV_SEND_SIGNALED;
@@ -552,28 +543,15 @@ END_TEST
 int
 main(void)
 {
-	struct ibv_device **list;
+	struct droce_test_loop loop;
 	Suite *s = suite_create("verbs_ex");
 	TCase *tc = tcase_create("loopback");
-	int n, failed;
+	int failed;
 
-	list = ibv_get_device_list(&n);
-	if (list == NULL || n < 1) {
-		fprintf(stderr, "no droce device\n");
+	if (droce_test_loop_open(&loop, BUF_SIZE, ACCESS_ALL) != 0)
 		return 1;
-	}
-	ctx = ibv_open_device(list[0]);
-	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 1024, NULL, NULL, 0);
-	abuf = aligned_alloc(4096, BUF_SIZE);
-	bbuf = aligned_alloc(4096, BUF_SIZE);
-	amr = ibv_reg_mr(pd, abuf, BUF_SIZE, ACCESS_ALL);
-	bmr = ibv_reg_mr(pd, bbuf, BUF_SIZE, ACCESS_ALL);
-	if (ctx == NULL || pd == NULL || cq == NULL || amr == NULL || bmr == NULL ||
-	    ibv_query_gid(ctx, 1, 1, &gid) != 0) {
-		fprintf(stderr, "setup failed\n");
-		return 1;
-	}
+	ctx = loop.ctx, pd = loop.pd, cq = loop.cq, gid = loop.gid;
+	abuf = loop.buf[0], bbuf = loop.buf[1], amr = loop.mr[0], bmr = loop.mr[1];
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, query_device_ex_and_port);
 	tcase_add_test(tc, rereg_mr_refusals);
@@ -585,13 +563,6 @@ main(void)
 	tcase_add_test(tc, qp_ex_xrc);
 	suite_add_tcase(s, tc);
 	failed = droce_test_run(s);
-	ibv_dereg_mr(amr);
-	ibv_dereg_mr(bmr);
-	ibv_destroy_cq(cq);
-	ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
-	ibv_free_device_list(list);
-	free(abuf);
-	free(bbuf);
+	droce_test_loop_close(&loop);
 	return failed == 0 ? 0 : 1;
 }
