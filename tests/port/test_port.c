@@ -924,6 +924,16 @@ link_cb(void *arg, bool up)
 	link_events[up]++;
 }
 
+/* The socket file of the memif link @p tag names. */
+static const char *
+memif_sock(const char *tag)
+{
+	static char path[64];
+
+	snprintf(path, sizeof(path), "/tmp/droce-test-port-%d-%s.sock", (int)getpid(), tag);
+	return path;
+}
+
 /* A memif vdev of @p role on the socket file @p tag names. */
 static uint16_t
 memif_create(unsigned id, const char *role, const char *tag)
@@ -932,8 +942,8 @@ memif_create(unsigned id, const char *role, const char *tag)
 	uint16_t port;
 
 	snprintf(name, sizeof(name), "net_memif%u", id);
-	snprintf(args, sizeof(args), "%s,role=%s,socket=/tmp/droce-test-port-%d-%s.sock,"
-		 "socket-abstract=no", name, role, (int)getpid(), tag);
+	snprintf(args, sizeof(args), "%s,role=%s,socket=%s,socket-abstract=no", name, role,
+		 memif_sock(tag));
 	ck_assert_int_eq(rte_dev_probe(args), 0);
 	ck_assert_int_eq(rte_eth_dev_get_port_by_name(name, &port), 0);
 	return port;
@@ -1040,6 +1050,8 @@ START_TEST(test_link_client_restarts)
 	ck_assert_int_eq(link_events[1], 1);
 	droce_port_detach(client);
 	droce_port_detach(server);
+	/* The server's ethdev stays (and keeps its socket file) until exit. */
+	unlink(memif_sock("restart"));
 }
 END_TEST
 
