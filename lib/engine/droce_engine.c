@@ -30,6 +30,7 @@ droce_engine_activate(struct droce_engine *e, struct droce_qp *qp)
 	if (qp->active || __atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
 		return;
 	qp->active = true;
+	__atomic_store_n(&qp->idle, 0, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&qp->engine_refs, 1, __ATOMIC_RELAXED);
 	TAILQ_INSERT_TAIL(&e->active, qp, active_link);
 }
@@ -134,7 +135,28 @@ engine_deactivate(struct droce_engine *e, struct droce_qp *qp)
 {
 	TAILQ_REMOVE(&e->active, qp, active_link);
 	qp->active = false;
+	__atomic_store_n(&qp->idle, 1, __ATOMIC_RELAXED);
 	engine_release(qp);
+}
+
+/*
+ * The QP has nothing to do: before it leaves the active list, tell
+ * posters to kick it (idle), then look once more for WQEs posted
+ * meanwhile. The fence pairs with droce_engine_doorbell()'s: a poster
+ * that did not see idle published its WQEs before, and they are seen
+ * here. (In SQD new WQEs wait for RTS, whose modify kicks the QP.)
+ * @return true when the QP stays on the list.
+ */
+static bool
+engine_qp_stays(struct droce_qp *qp)
+{
+	__atomic_store_n(&qp->idle, 1, __ATOMIC_RELAXED);
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&qp->sq.prod, __ATOMIC_RELAXED) == qp->req.next ||
+	    droce_qp_state(qp) == IBV_QPS_SQD)
+		return false;
+	__atomic_store_n(&qp->idle, 0, __ATOMIC_RELAXED);
+	return true;
 }
 
 static unsigned
@@ -155,7 +177,7 @@ engine_run_active(struct droce_engine *e)
 		if (droce_tx_room(&e->tx) == 0)
 			continue;
 		work++;
-		if (!engine_serve_qp(e, qp))
+		if (!engine_serve_qp(e, qp) && !engine_qp_stays(qp))
 			engine_deactivate(e, qp);
 	}
 	return work;
@@ -240,7 +262,8 @@ engine_iteration(struct droce_engine *e)
 	work += engine_flush_tx(e);
 	n = droce_port_rx(e->port, pkts, RX_BURST);
 	for (i = 0; i < n; i++) {
-		engine_rx_one(e, pkts[i]);
+		if (droce_port_rx_verify(e->port, pkts[i], e->tx.now))
+			engine_rx_one(e, pkts[i]);
 		rte_pktmbuf_free(pkts[i]);
 	}
 	work += n;
@@ -267,9 +290,10 @@ droce_engine_poll(struct droce_engine *e)
 	return work;
 }
 
-/* Sleep a little longer each time nothing happens, up to the limit. */
+/* Sleep a little longer each time nothing happens, up to the limit;
+ * while asleep, application threads may run the engine themselves. */
 static void
-engine_idle_backoff(unsigned *idle, unsigned max_us)
+engine_idle_backoff(struct droce_engine *e, unsigned *idle)
 {
 	struct timespec ts;
 	unsigned us;
@@ -279,10 +303,12 @@ engine_idle_backoff(unsigned *idle, unsigned max_us)
 		return;
 	}
 	us = 1u << RTE_MIN(*idle - IDLE_SPIN, 20u);
-	us = RTE_MIN(us, max_us);
+	us = RTE_MIN(us, e->idle_sleep_us);
 	ts.tv_sec = us / 1000000;
 	ts.tv_nsec = (long)(us % 1000000) * 1000;
+	__atomic_store_n(&e->spinning, 0, __ATOMIC_RELAXED);
 	nanosleep(&ts, NULL);
+	__atomic_store_n(&e->spinning, 1, __ATOMIC_RELAXED);
 }
 
 static int32_t
@@ -291,10 +317,11 @@ engine_service(void *arg)
 	struct droce_engine *e = arg;
 	static RTE_DEFINE_PER_LCORE(unsigned, idle);
 
+	__atomic_store_n(&e->spinning, 1, __ATOMIC_RELAXED);
 	if (droce_engine_poll(e) > 0)
 		RTE_PER_LCORE(idle) = 0;
 	else
-		engine_idle_backoff(&RTE_PER_LCORE(idle), e->idle_sleep_us);
+		engine_idle_backoff(e, &RTE_PER_LCORE(idle));
 	return 0;
 }
 
@@ -304,12 +331,14 @@ engine_thread(void *arg)
 	struct droce_engine *e = arg;
 	unsigned idle = 0;
 
+	__atomic_store_n(&e->spinning, 1, __ATOMIC_RELAXED);
 	while (!e->stop) {
 		if (droce_engine_poll(e) > 0)
 			idle = 0;
 		else
-			engine_idle_backoff(&idle, e->idle_sleep_us);
+			engine_idle_backoff(e, &idle);
 	}
+	__atomic_store_n(&e->spinning, 0, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -430,6 +459,7 @@ droce_engine_stop(struct droce_engine *e)
 	/* Wait for a service lcore that may be inside an iteration. */
 	while (rte_service_may_be_active(e->service_id) == 1)
 		rte_pause();
+	__atomic_store_n(&e->spinning, 0, __ATOMIC_RELAXED);
 	engine_drain(e);
 }
 

@@ -47,6 +47,9 @@ struct droce_engine {
 	struct rte_rcu_qsbr *rcu;
 	unsigned rcu_id;             /**< this engine's reader id in @ref rcu */
 	uint32_t busy;               /**< the try-lock */
+	/** 1 while a progress thread or service lcore busy-polls the engine
+	 *  (not while it sleeps): application threads leave it alone. */
+	uint32_t spinning;
 	struct rte_ring *kicks;      /**< QPs with new work, from any thread */
 	TAILQ_HEAD(, droce_qp) active;
 	struct droce_tx tx;
@@ -85,6 +88,34 @@ int droce_engine_poll(struct droce_engine *e);
 
 /** Tell the engine @p qp has new work. Any thread; cheap when already told. */
 void droce_engine_kick(struct droce_engine *e, struct droce_qp *qp);
+
+/**
+ * A poster published new send WQEs of @p qp (sq.prod): kick the engine
+ * only when the QP is off its active list. The engine serves an active
+ * QP's new WQEs without being told, so the common post costs one fence
+ * and a read of a line the engine rarely writes. The fence pairs with
+ * the one the engine makes before it lets a QP go (engine_qp_stays()):
+ * either the engine sees the new WQEs, or the poster sees the QP idle.
+ */
+static inline void
+droce_engine_doorbell(struct droce_engine *e, struct droce_qp *qp)
+{
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&qp->idle, __ATOMIC_RELAXED))
+		droce_engine_kick(e, qp);
+}
+
+/**
+ * Should an application thread run an iteration of @p e (inside
+ * ibv_post_send() or ibv_poll_cq())? Not while a progress thread or
+ * service lcore is busy-polling it: that would only bounce the engine's
+ * try-lock between cores. Yes when nobody runs it, or its runner sleeps.
+ */
+static inline bool
+droce_engine_wants_help(const struct droce_engine *e)
+{
+	return !__atomic_load_n(&e->spinning, __ATOMIC_RELAXED);
+}
 
 /**
  * Start droce's progress thread for @p e: it runs iterations and sleeps

@@ -173,11 +173,22 @@ droce_pkt_of(struct rte_mbuf *m)
 /**
  * Receive up to @p n RoCEv2 frames addressed to this port (including
  * frames looped back by droce_port_tx()). Each returned mbuf has been
- * parsed and its ICRC checked: droce_pkt_of(m) holds the result. ARP and
- * everything else are consumed and counted here.
+ * parsed, droce_pkt_of(m) holds the result, but its ICRC is not checked
+ * yet: pass each to droce_port_rx_verify() before reading its payload.
+ * ARP and everything else are consumed and counted here.
  * @return the number of frames in @p pkts.
  */
 uint16_t droce_port_rx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n);
+
+/**
+ * Check the ICRC of a frame droce_port_rx() returned, right before it is
+ * handled (so the frame is in cache for the payload copy that follows);
+ * a good frame counts in rx_roce and teaches the neighbour table its
+ * sender, a bad one counts in rx_bad_icrc. Nothing of a frame may reach
+ * application memory before this said yes. @p now: the TSC.
+ * @return true when the frame is good; either way it stays the caller's.
+ */
+bool droce_port_rx_verify(struct droce_port *p, struct rte_mbuf *m, uint64_t now);
 
 /**
  * Send up to @p n complete frames (headers, payload, ICRC). Frames whose

@@ -165,6 +165,7 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 	qp->rq.max_sge = cap->max_recv_sge;
 	qp->type = ax->qp_type;
 	qp->state = IBV_QPS_RESET;
+	qp->idle = 1;
 	pthread_mutex_init(&qp->mutex, NULL);
 	rte_spinlock_init(&qp->hlock);
 	LIST_INIT(&qp->handle_list);
@@ -248,8 +249,8 @@ droce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 static void
 qp_reset_engine_state(struct droce_qp *qp)
 {
-	qp->sq.prod = qp->sq.cons = 0;
-	qp->rq.prod = qp->rq.cons = 0;
+	qp->sq.prod = qp->sq.cons = qp->sq.cons_seen = 0;
+	qp->rq.prod = qp->rq.cons = qp->rq.cons_seen = 0;
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));
