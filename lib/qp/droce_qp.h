@@ -274,7 +274,6 @@ struct droce_qp {
 	uint32_t idle;
 	uint32_t engine_refs;        /**< kicks queued + active-list membership */
 	bool destroying;
-	uint16_t udp_sport;
 
 	/** QP counters. */
 	struct {

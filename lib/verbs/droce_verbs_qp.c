@@ -187,7 +187,6 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 		goto fail;
 	/* A fixed UDP source port per QP, from the range RoCEv2 reserves for
 	 * entropy (0xC000 and up), as rxe does. */
-	qp->udp_sport = 0xc000 | (qp->qpn & 0x3fff);
 	h = droce_qp_handle_new(qp, ctx, ax->qp_context, ax->pd, qp->scq ? ax->send_cq : NULL,
 				qp->rcq ? ax->recv_cq : NULL, qp->srq ? ax->srq : NULL);
 	if (h == NULL) {
