@@ -17,6 +17,11 @@
 /* Empty iterations before an idle engine starts to sleep: long enough to
  * keep latency low under load, short enough to free the core soon. */
 #define IDLE_SPIN 2048
+/* No iteration takes longer than LONG_BASE_US plus LONG_FRAME_US per frame
+ * it moved unless its thread lost the CPU (a 4 KiB frame takes well under
+ * a microsecond to build or take in, the port's copy included). */
+#define LONG_BASE_US 20
+#define LONG_FRAME_US 2
 
 static void
 engine_release(struct droce_qp *qp)
@@ -225,6 +230,45 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
  */
 #define TX_STALL_MS 250
 
+/* Count the frames staged since the last flush: the BTH and the length
+ * say what each carries. Before the port sees them, as a PMD that copies
+ * frees them inside its burst. */
+static void
+engine_count_tx(struct droce_engine *e)
+{
+	uint64_t msgs = 0, bytes = 0;
+	uint16_t i;
+
+	for (i = e->tx_counted; i < e->tx.n; i++) {
+		struct rte_mbuf *m = e->tx.pkts[i];
+		const uint8_t *bth = droce_tx_hdr(m, DROCE_HDR_BTH);
+		const struct droce_opcode_info *op = &droce_opcode_table[bth[0]];
+		uint32_t hdrs = (uint32_t)(bth - rte_pktmbuf_mtod(m, const uint8_t *)) + op->hdr_len +
+				droce_bth_pad((const struct droce_bth *)bth) + DROCE_ICRC_LEN;
+
+		msgs += (op->flags & (DROCE_OPF_LAST | DROCE_OPF_ACK)) == DROCE_OPF_LAST;
+		bytes += rte_pktmbuf_pkt_len(m) - hdrs;
+	}
+	e->stats.tx_msgs += msgs;
+	e->stats.tx_payload_bytes += bytes;
+}
+
+static void
+engine_count_rx(struct droce_engine *e, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t msgs = 0, bytes = 0;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct droce_pkt *pkt = droce_pkt_of(pkts[i]);
+
+		msgs += (pkt->op->flags & (DROCE_OPF_LAST | DROCE_OPF_ACK)) == DROCE_OPF_LAST;
+		bytes += pkt->payload_len;
+	}
+	e->stats.rx_msgs += msgs;
+	e->stats.rx_payload_bytes += bytes;
+}
+
 static unsigned
 engine_flush_tx(struct droce_engine *e)
 {
@@ -232,10 +276,12 @@ engine_flush_tx(struct droce_engine *e)
 
 	if (e->tx.n == 0)
 		return 0;
+	engine_count_tx(e);
 	sent = droce_port_tx(e->port, e->tx.pkts, e->tx.n);
 	if (sent < e->tx.n)
 		memmove(e->tx.pkts, e->tx.pkts + sent, (e->tx.n - sent) * sizeof(e->tx.pkts[0]));
 	e->tx.n -= sent;
+	e->tx_counted = e->tx.n;
 	if (sent > 0 || e->tx.n == 0) {
 		e->tx_stall_tsc = 0;
 	} else if (e->tx_stall_tsc == 0) {
@@ -244,34 +290,61 @@ engine_flush_tx(struct droce_engine *e)
 		e->stats.tx_stall_drops += e->tx.n;
 		rte_pktmbuf_free_bulk(e->tx.pkts, e->tx.n);
 		e->tx.n = 0;
+		e->tx_counted = 0;
 		e->tx_stall_tsc = 0;
 	}
 	return sent;
+}
+
+/* An iteration that moved @p frames, from @p start: its cycles, and those
+ * its burst calls took (the port's totals were @p rx0 and @p tx0 at the
+ * start). One that took too long was preempted: it would count another
+ * thread's time. */
+static void
+engine_count_busy(struct droce_engine *e, uint64_t start, uint64_t rx0, uint64_t tx0,
+		  unsigned frames)
+{
+	uint64_t busy = rte_get_tsc_cycles() - start;
+
+	if (busy > e->long_base + frames * e->long_frame) {
+		e->stats.long_iterations++;
+		return;
+	}
+	e->stats.busy_cycles += busy;
+	e->stats.rx_burst_cycles += e->burst->rx - rx0;
+	e->stats.tx_burst_cycles += e->burst->tx - tx0;
 }
 
 static int
 engine_iteration(struct droce_engine *e)
 {
 	struct rte_mbuf *pkts[RX_BURST];
+	uint64_t start, rx0 = e->burst->rx, tx0 = e->burst->tx;
 	uint16_t n, i;
-	unsigned work = 0;
+	unsigned moved, served;
 
 	e->stats.iterations++;
-	e->tx.now = rte_get_tsc_cycles();
+	start = rte_get_tsc_cycles();
+	e->tx.now = start;
 	/* Frames left over from a full link go first, in order. */
-	work += engine_flush_tx(e);
+	moved = engine_flush_tx(e);
 	n = droce_port_rx(e->port, pkts, RX_BURST);
+	engine_count_rx(e, pkts, n);
 	for (i = 0; i < n; i++) {
 		if (droce_port_rx_verify(e->port, pkts[i], e->tx.now))
 			engine_rx_one(e, pkts[i]);
 		rte_pktmbuf_free(pkts[i]);
 	}
-	work += n;
+	moved += n;
 	engine_take_kicks(e);
-	work += engine_run_active(e);
-	work += engine_flush_tx(e);
+	served = engine_run_active(e);
+	moved += engine_flush_tx(e);
 	droce_port_tick(e->port);
-	return (int)work;
+	/* Busy means frames moved: a QP waiting for its ACK is served in
+	 * every iteration, and that is polling. */
+	if (moved > 0)
+		engine_count_busy(e, start, rx0, tx0, moved);
+	return (int)(moved + served);
 }
 
 int
@@ -400,6 +473,9 @@ droce_engine_create(struct droce_port *port, struct droce_num_table *qpt,
 	e->tx.mrt = mrt;
 	e->tx.no_mbuf = &e->stats.tx_no_mbuf;
 	e->tx.rxs = &e->stats.rx;
+	e->burst = droce_port_cycles(port);
+	e->long_base = rte_get_tsc_hz() / 1000000 * LONG_BASE_US;
+	e->long_frame = rte_get_tsc_hz() / 1000000 * LONG_FRAME_US;
 	e->tx.srqt = srqt;
 	snprintf(rname, sizeof(rname), "%s_kick", name);
 	e->kicks = rte_ring_create(rname, rte_align32pow2(qpt->max + 1), SOCKET_ID_ANY,

@@ -39,6 +39,24 @@ struct droce_engine_stats {
 	uint64_t tx_stall_drops;     /**< frames dropped because the link took nothing for long */
 	uint64_t tx_no_mbuf;         /**< frames not built for want of an mbuf (built later) */
 	struct droce_rx_stats rx;    /**< received packets dropped or refused, by cause */
+	/* What the engine costs, per unit of work: TSC cycles of the
+	 * iterations that moved frames (in or out), and of those the cycles
+	 * the port's burst calls took; busy minus both is droce's own. */
+	uint64_t busy_cycles;        /**< TSC cycles of iterations that moved frames */
+	uint64_t rx_burst_cycles;    /**< of those, inside rte_eth_rx_burst() */
+	uint64_t tx_burst_cycles;    /**< of those, inside rte_eth_tx_burst() */
+	/** Iterations that moved frames but took longer than 20 us plus 2 us
+	 *  per frame, left out of the three above: the thread lost its CPU
+	 *  meanwhile (no iteration needs that long), and a TSC counts that
+	 *  time too. */
+	uint64_t long_iterations;
+	/* The work, each way: messages (counted at the frame that ends one:
+	 * last or only, not an ACK) and payload bytes. The frames are the
+	 * port's rx_roce and tx_frames. */
+	uint64_t rx_msgs;            /**< frames received that end a message */
+	uint64_t rx_payload_bytes;   /**< payload bytes received */
+	uint64_t tx_msgs;            /**< frames built that end a message (tx_stall_drops may drop some) */
+	uint64_t tx_payload_bytes;   /**< payload bytes built */
 };
 
 struct droce_engine {
@@ -54,6 +72,9 @@ struct droce_engine {
 	TAILQ_HEAD(, droce_qp) active;
 	struct droce_tx tx;
 	uint64_t tx_stall_tsc;       /**< when the link last stopped taking frames; 0: it takes them */
+	uint16_t tx_counted;         /**< staged frames already in the tx counters */
+	const struct droce_port_cycles *burst; /**< the port's burst cycle totals */
+	uint64_t long_base, long_frame; /**< an iteration longer than base + frame per frame is not counted busy */
 	uint32_t service_id;
 	/* progress thread */
 	pthread_t thread;

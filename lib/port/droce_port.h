@@ -147,6 +147,19 @@ struct droce_port_stats {
 	struct droce_fault_stats tx_fault; /**< what the TX fault stage did */
 };
 
+/**
+ * Cycles (TSC) spent inside the ethdev's burst calls, rte_eth_rx_burst()
+ * and rte_eth_tx_burst(), since the port was attached: the time that is
+ * the port's and not droce's. Running totals written by the engine thread
+ * in droce_port_rx()/droce_port_tx() and read by the same thread around
+ * each engine iteration (no atomics); the engine counters carry them to
+ * other threads.
+ */
+struct droce_port_cycles {
+	uint64_t rx;                 /**< inside rte_eth_rx_burst() */
+	uint64_t tx;                 /**< inside rte_eth_tx_burst() */
+};
+
 struct droce_port;
 
 /**
@@ -203,6 +216,9 @@ uint16_t droce_port_tx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
 
 /** The pool the transport allocates frames from. */
 struct rte_mempool *droce_port_mempool(const struct droce_port *p);
+
+/** The port's burst cycle totals (for the engine thread that owns it). */
+const struct droce_port_cycles *droce_port_cycles(const struct droce_port *p);
 
 /** The ethdev behind the port. */
 uint16_t droce_port_ethdev(const struct droce_port *p);
