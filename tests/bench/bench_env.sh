@@ -5,6 +5,7 @@
 # pair_setup sets (tmp, pids, tcp_port):
 #   exe        the droce-perf binary
 #   idle_tries how many 0.3 s looks bench_wait_idle takes at most (66: 20 s)
+#   busy_runs  how many runs started on a busy machine (bench_wait_idle gave up)
 # shellcheck disable=SC2034 # the variables are for the sourcing script
 
 # shellcheck source=tests/common/pair_env.sh
@@ -20,6 +21,7 @@ bench_setup() {
 	pair_setup "$bench_name"
 	bench_sock=$tmp/memif.sock
 	idle_tries=${idle_tries:-66}
+	busy_runs=0
 }
 
 # The two droce-perf processes busy-poll one core each: anything else on
@@ -36,6 +38,7 @@ bench_wait_idle() {
 		t2=$((u + n + s + i + w + q + sq + st)) i2=$i
 		(( 100 * (i2 - i1) >= 90 * (t2 - t1) )) && return 0
 	done
+	busy_runs=$((busy_runs + 1))
 	(( idle_tries == 0 )) || echo "$bench_name: the machine is busy; measuring anyway" >&2
 }
 

@@ -45,6 +45,7 @@ mkdir -p "$out"
 # The three kinds of a point, one right after the other, so that whatever
 # else the machine does falls on all three alike.
 start=$(date +%s)
+load_start=$(cut -d' ' -f1 /proc/loadavg)
 for (( r = 1; r <= repeats; r++ )); do
 	for test in write send read; do
 		for size in 64 4096 65536; do
@@ -56,11 +57,13 @@ for (( r = 1; r <= repeats; r++ )); do
 	done
 done
 echo "compare: $(( $(date +%s) - start )) s of runs, $repeats repeat(s) of $secs s"
+load="$load_start $(cut -d' ' -f1 /proc/loadavg) $busy_runs $idle_s"
 
-python3 - "$tmp" "$out" "$doc" "$repeats" "$secs" <<'EOF'
+python3 - "$tmp" "$out" "$doc" "$repeats" "$secs" "$load" <<'EOF'
 import csv, json, math, os, sys
 
 tmp, out, doc, repeats, secs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+load_start, load_end, busy_runs, idle_s = sys.argv[6].split()
 kinds = ("droce", "ideal", "raw")
 tests = ("write", "send", "read")
 sizes = (64, 4096, 65536)
@@ -128,7 +131,9 @@ lines = [
     f"`tests/bench/compare.sh -r {repeats} -d {secs}`: RDMA bandwidth over one memif link,",
     "IB MTU 4096, best of the runs (highest rate; lowest cycles). ideal: the",
     "same frames as an ideal RoCE endpoint (`--raw-l2 --touch`); raw-L2: the",
-    "same frames, payload untouched.",
+    "same frames, payload untouched. The machine's load average was",
+    f"{load_start} at the start and {load_end} at the end; {busy_runs} of",
+    f"{repeats * len(tests) * len(sizes) * len(kinds)} runs found no idle CPUs within {idle_s} s and ran anyway.",
     "",
     "| test | size | droce | ideal | raw-L2 | droce/ideal | droce/raw-L2 |",
     "|---|---|---|---|---|---|---|",
