@@ -163,8 +163,6 @@ missing = [f"{r['test']} {r['bytes']} {k}" for r in rows for k in kinds if r[f"{
 if missing:
     lines += ["", "Runs that failed (left out): " + ", ".join(missing) + "."]
 table = "\n".join(lines) + "\n"
-with open(os.path.join(out, "compare.md"), "w") as f:
-    f.write(table)
 print(table)
 if doc:
     text = open(doc).read()
