@@ -79,6 +79,7 @@ struct perf_opts {
 	int gid_index;
 	unsigned qp_timeout;         /* -u: ACK timeout 4.096 us * 2^qp_timeout */
 	bool raw;                    /* --raw-l2 */
+	bool touch;                  /* --touch: raw-L2 as an ideal RoCE endpoint */
 	/* the port under test */
 	const char *ethdev;          /* name or id; NULL: the only one */
 	uint32_t ipv4;               /* host order */
@@ -138,6 +139,32 @@ void perf_window_update(struct perf_window *w, const struct perf_clock *c, uint6
 double perf_window_finish(struct perf_window *w, const struct perf_clock *c, uint64_t now,
 			  uint64_t count);
 
+/* ---- cycles ---- */
+
+/*
+ * What one side spent on a measurement, in TSC cycles: its busy loop (the
+ * droce engine's iterations that did work, or raw-L2's steps that moved
+ * frames) and, of that, the time inside the ethdev's burst calls; and the
+ * messages it sent. Iterations or steps longer than 20 us plus 2 us per
+ * frame they moved are left out (and counted): the process lost its CPU in
+ * them.
+ */
+struct perf_side_cycles {
+	uint64_t busy;
+	uint64_t rx_burst;
+	uint64_t tx_burst;
+	uint64_t sent;
+	uint64_t skipped;            /* steps left out: the process lost its CPU in them */
+};
+
+/* Both sides' cycles for one message size; per message and per byte they
+ * are divided by every message of the test (both sides' sent). */
+struct perf_cost {
+	bool known;
+	struct perf_side_cycles side[2]; /* PERF_CLIENT, PERF_SERVER */
+};
+enum { PERF_CLIENT, PERF_SERVER };
+
 /* ---- results ---- */
 
 struct perf_bw_result {
@@ -150,6 +177,7 @@ struct perf_bw_result {
 	double pps;
 	unsigned frames_per_msg;
 	unsigned frame_bytes;        /* the largest frame of a message */
+	struct perf_cost cost;
 };
 
 struct perf_lat_result {
@@ -158,6 +186,7 @@ struct perf_lat_result {
 	bool duration;               /* -D: only t_avg and tps are known */
 	double t_min, t_max, t_typical, t_avg, t_stdev, t_p99, t_p999; /* usec */
 	double tps;
+	struct perf_cost cost;
 };
 
 /* perftest's statistics. @p tposted: cycles at each post; the samples are
@@ -178,6 +207,7 @@ struct perf_info {
 	int gid_index;
 	int inline_size;
 	int outs;
+	const char *crc_path;        /* raw-L2 --touch: rte_net_crc's path */
 };
 
 void perf_report_begin(const struct perf_opts *o, const struct perf_info *info);
@@ -216,6 +246,12 @@ int perf_oob_poll(struct perf_oob *b, char *line, size_t n);
 
 /* Both sides meet here; each runs @p idle until the other arrives. */
 int perf_oob_sync(struct perf_oob *b, perf_idle_fn idle, void *arg);
+/* Swap this side's cycles (@p mine) with the peer's, into @p cost.
+ * @return 0 or -1. */
+int perf_oob_swap_cycles(struct perf_oob *b, const struct perf_opts *o,
+			 const struct perf_side_cycles *mine, struct perf_cost *cost,
+			 perf_idle_fn idle, void *arg);
+
 /* Client sends its test parameters, server checks them against its own:
  * the two sides must run the same test. @return 0 or -1. */
 int perf_oob_check_params(struct perf_oob *b, const struct perf_opts *o);

@@ -3,10 +3,11 @@
  * --demo: droce-perf shows itself on one machine. It starts a server and a
  * client of its own binary, each a DPDK process with one memif port (the
  * two ends of one link, over a socket file in /tmp), and runs RDMA WRITE,
- * SEND and READ bandwidth and latency, each beside the raw-L2 figure of
- * the same frames on the same link; then prints one table of both and
- * their ratio. The demo process itself starts no EAL: it only launches,
- * waits and reads the client's --json output.
+ * SEND and READ bandwidth and latency, each beside two baselines of the
+ * same frames on the same link: the ideal RoCE endpoint (raw-L2 --touch)
+ * and plain raw-L2; then prints one table of the three and the ratios,
+ * and one of each side's own cycles. The demo process itself starts no
+ * EAL: it only launches, waits and reads the client's --json output.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,13 +46,16 @@ struct demo {
 	const char *client_cpu;
 };
 
-/* One run: a test, droce or raw-L2. */
+/* One run: a test, droce or a baseline (raw-L2, with --touch the ideal
+ * endpoint). */
 struct demo_run {
 	const char *label;
 	const char *test;
 	const char *mode;
 	bool raw;
+	bool touch;
 	double value;                /* Gb/s, or usec */
+	double own[2];               /* own cycles per byte (bw) or message (lat), client and server */
 };
 
 static struct demo *demo_active;
@@ -250,12 +254,13 @@ demo_show_log(const struct demo *d, const char *name)
 	fclose(f);
 }
 
-/* The number after "key": in the client's JSON. */
+/* The number after "key": in the client's JSON; after "section": when
+ * @p section is not NULL. */
 static int
-demo_json_number(const struct demo *d, const char *key, double *v)
+demo_json_number(const struct demo *d, const char *section, const char *key, double *v)
 {
 	char path[128], text[16384], pat[64];
-	const char *p;
+	const char *p = text;
 	size_t len;
 	FILE *f;
 
@@ -266,11 +271,37 @@ demo_json_number(const struct demo *d, const char *key, double *v)
 	len = fread(text, 1, sizeof(text) - 1, f);
 	fclose(f);
 	text[len] = '\0';
+	if (section != NULL) {
+		snprintf(pat, sizeof(pat), "\"%s\": {", section);
+		p = strstr(text, pat);
+		if (p == NULL)
+			return -1;
+	}
 	snprintf(pat, sizeof(pat), "\"%s\": ", key);
-	p = strstr(text, pat);
+	p = strstr(p, pat);
 	if (p == NULL)
 		return -1;
 	*v = strtod(p + strlen(pat), NULL);
+	return 0;
+}
+
+static const char *
+demo_kind(const struct demo_run *run)
+{
+	return !run->raw ? "" : run->touch ? ", ideal endpoint" : ", raw-L2";
+}
+
+/* Each side's own cycles: per byte for bandwidth, per message for latency. */
+static int
+demo_run_cycles(const struct demo *d, struct demo_run *run)
+{
+	static const char *const sides[] = { "client", "server" };
+	const char *key = strcmp(run->mode, "bw") == 0 ? "own_per_byte" : "own_per_msg";
+	unsigned i;
+
+	for (i = 0; i < RTE_DIM(sides); i++)
+		if (demo_json_number(d, sides[i], key, &run->own[i]) != 0)
+			return -1;
 	return 0;
 }
 
@@ -296,6 +327,8 @@ demo_run_one(const struct demo *d, struct demo_run *run)
 	args[n++] = strcmp(run->mode, "bw") == 0 ? secs : iters;
 	if (run->raw)
 		args[n++] = "--raw-l2";
+	if (run->touch)
+		args[n++] = "--touch";
 	args[n] = NULL;
 
 	unlink(d->sock);
@@ -329,10 +362,11 @@ demo_run_one(const struct demo *d, struct demo_run *run)
 	rs = demo_wait(server, rc == 0 ? 10000 : 1000);
 	unlink(d->sock);
 	if (rc != 0 || rs != 0 ||
-	    demo_json_number(d, strcmp(run->mode, "bw") == 0 ? "bw_average_gbps" : "t_typical",
-			     &run->value) != 0) {
+	    demo_json_number(d, NULL, strcmp(run->mode, "bw") == 0 ? "bw_average_gbps" : "t_typical",
+			     &run->value) != 0 ||
+	    demo_run_cycles(d, run) != 0) {
 		fprintf(stderr, "\n" PERF_NAME ": demo run '%s%s' failed (client %d, server %d)\n",
-			run->label, run->raw ? " raw-L2" : "", rc, rs);
+			run->label, demo_kind(run), rc, rs);
 		demo_show_log(d, "client.err");
 		demo_show_log(d, "server.err");
 		return -1;
@@ -340,54 +374,97 @@ demo_run_one(const struct demo *d, struct demo_run *run)
 	return 0;
 }
 
-/* The raw-L2 runs: 64 KiB messages (bandwidth), 8 B (latency). */
-enum { RAW_BW, RAW_LAT, RAW_RUNS };
+/* The baselines: raw-L2 and the ideal endpoint, of 64 KiB messages
+ * (bandwidth) and 8 B (latency). */
+enum { BASE_RAW, BASE_IDEAL, BASE_KINDS };
+enum { BASE_BW, BASE_LAT, BASE_SIZES };
 
-/* A row of the summary: a droce test and the raw-L2 run it compares with. */
+/* A row of the summary: a droce test and the baselines it compares with. */
 struct demo_row {
 	struct demo_run droce;
-	unsigned raw;                /* RAW_BW or RAW_LAT */
+	unsigned base;               /* BASE_BW or BASE_LAT */
 	bool full_rtt;               /* READ latency is a whole round trip */
 };
 
 static void
+demo_value(char *buf, size_t len, double v, bool bw)
+{
+	if (isnan(v))
+		snprintf(buf, len, "failed");
+	else
+		snprintf(buf, len, bw ? "%.2f Gb/s" : "%.2f us", v);
+}
+
+static void
+demo_ratio(char *buf, size_t len, double droce, double base, bool bw)
+{
+	if (isnan(droce) || isnan(base) || base <= 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, bw ? "%.1f %%" : "%.2fx", bw ? 100 * droce / base : droce / base);
+}
+
+/* "client/server" own cycles of a run, @p scale times (READ rows: a raw
+ * round trip is two messages). */
+static void
+demo_cycles(char *buf, size_t len, const struct demo_run *run, double scale)
+{
+	const char *fmt = strcmp(run->mode, "bw") == 0 ? "%.3f / %.3f" : "%.0f / %.0f";
+
+	if (isnan(run->value))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, fmt, run->own[0] * scale, run->own[1] * scale);
+}
+
+static void
 demo_summary(const struct demo *d, const struct demo_row *rows, unsigned n,
-	     const struct demo_run *raws)
+	     struct demo_run bases[BASE_SIZES][BASE_KINDS])
 {
 	unsigned i;
 
 	printf("\n"
 	       "droce-perf demo: two processes over one memif link (server lcore 0, client lcore %s),\n"
 	       "IB MTU 4096, bandwidth over %u s with %s B messages, latency of %s B messages;\n"
-	       "raw-L2: the same frames as plain Ethernet on the same link, without droce.\n\n",
+	       "ideal: the same frames as an ideal RoCE endpoint (raw-L2 --touch: CRC32 and one\n"
+	       "copy each side); raw-L2: the same frames as plain Ethernet, payload untouched.\n\n",
 	       d->client_cpu, d->seconds, DEMO_BW_SIZE, DEMO_LAT_SIZE);
-	printf(" %-24s %14s %14s %12s\n", "test", "droce", "raw-L2", "droce/raw-L2");
-	printf(" %-24s %14s %14s %12s\n", "------------------------", "--------------",
-	       "--------------", "------------");
+	printf(" %-22s %12s %12s %12s %11s %12s\n", "test", "droce", "ideal", "raw-L2",
+	       "droce/ideal", "droce/raw-L2");
+	printf(" %-22s %12s %12s %12s %11s %12s\n", "----------------------", "------------",
+	       "------------", "------------", "-----------", "------------");
 	for (i = 0; i < n; i++) {
 		const struct demo_row *r = &rows[i];
+		bool bw = r->base == BASE_BW;
 		/* raw-L2 latency is half a round trip; READ's is a whole one */
-		double raw = raws[r->raw].value * (r->full_rtt ? 2 : 1);
+		double f = r->full_rtt ? 2 : 1;
+		double ideal = bases[r->base][BASE_IDEAL].value * f;
+		double raw = bases[r->base][BASE_RAW].value * f;
+		char a[32], b[32], c[32], x[32], y[32];
+
+		demo_value(a, sizeof(a), r->droce.value, bw);
+		demo_value(b, sizeof(b), ideal, bw);
+		demo_value(c, sizeof(c), raw, bw);
+		demo_ratio(x, sizeof(x), r->droce.value, ideal, bw);
+		demo_ratio(y, sizeof(y), r->droce.value, raw, bw);
+		printf(" %-22s %12s %12s %12s %11s %12s\n", r->droce.label, a, b, c, x, y);
+	}
+	printf("\n Own cycles, client / server: each side's busy cycles outside the port's burst\n"
+	       " calls, per byte (bw) or per message (lat) of the test:\n\n");
+	printf(" %-22s %17s %17s %17s\n", "test", "droce", "ideal", "raw-L2");
+	for (i = 0; i < n; i++) {
+		const struct demo_row *r = &rows[i];
+		double f = r->full_rtt ? 2 : 1;
 		char a[32], b[32], c[32];
 
-		if (isnan(r->droce.value) || isnan(raw)) {
-			snprintf(a, sizeof(a), isnan(r->droce.value) ? "failed" : "%.2f", r->droce.value);
-			snprintf(b, sizeof(b), isnan(raw) ? "failed" : "%.2f", raw);
-			snprintf(c, sizeof(c), "-");
-		} else if (r->raw == RAW_BW) {
-			snprintf(a, sizeof(a), "%.2f Gb/s", r->droce.value);
-			snprintf(b, sizeof(b), "%.2f Gb/s", raw);
-			snprintf(c, sizeof(c), "%.1f %%", raw > 0 ? 100 * r->droce.value / raw : 0);
-		} else {
-			snprintf(a, sizeof(a), "%.2f us", r->droce.value);
-			snprintf(b, sizeof(b), "%.2f us", raw);
-			snprintf(c, sizeof(c), "%.2fx", raw > 0 ? r->droce.value / raw : 0);
-		}
-		printf(" %-24s %14s %14s %12s\n", r->droce.label, a, b, c);
+		demo_cycles(a, sizeof(a), &r->droce, 1);
+		demo_cycles(b, sizeof(b), &bases[r->base][BASE_IDEAL], f);
+		demo_cycles(c, sizeof(c), &bases[r->base][BASE_RAW], f);
+		printf(" %-22s %17s %17s %17s\n", r->droce.label, a, b, c);
 	}
 	printf("\n Latency: the typical (median) sample of %u; WRITE and SEND half a round\n"
 	       " trip, READ a whole one (as perftest's ib_*_lat). Bandwidth: message bytes per\n"
-	       " second. raw-L2 frames are those of an RDMA WRITE of the same size.\n",
+	       " second. Baseline frames are those of an RDMA WRITE of the same size.\n",
 	       d->seconds * DEMO_LAT_ITERS_PER_S);
 }
 
@@ -412,7 +489,7 @@ demo_step(const struct demo *d, struct demo_run *run, unsigned step, unsigned st
 {
 	bool bw = strcmp(run->mode, "bw") == 0;
 
-	printf("[%u/%u] %s%s ...", step, steps, run->label, run->raw ? ", raw-L2" : "");
+	printf("[%u/%u] %s%s ...", step, steps, run->label, demo_kind(run));
 	fflush(stdout);
 	if (demo_run_one(d, run) != 0) {
 		printf(" failed\n");
@@ -426,19 +503,27 @@ demo_step(const struct demo *d, struct demo_run *run, unsigned step, unsigned st
 int
 perf_demo_main(int argc, char **argv)
 {
-	struct demo_run raws[RAW_RUNS] = {
-		[RAW_BW] = { "64 KiB frames bw", "write", "bw", true, 0 },
-		[RAW_LAT] = { "8 B frames lat", "write", "lat", true, 0 },
+	struct demo_run bases[BASE_SIZES][BASE_KINDS] = {
+		[BASE_BW] = {
+			[BASE_RAW] = { .label = "64 KiB frames bw", .test = "write", .mode = "bw", .raw = true },
+			[BASE_IDEAL] = { .label = "64 KiB frames bw", .test = "write", .mode = "bw",
+					 .raw = true, .touch = true },
+		},
+		[BASE_LAT] = {
+			[BASE_RAW] = { .label = "8 B frames lat", .test = "write", .mode = "lat", .raw = true },
+			[BASE_IDEAL] = { .label = "8 B frames lat", .test = "write", .mode = "lat",
+					 .raw = true, .touch = true },
+		},
 	};
 	struct demo_row rows[] = {
-		{ { "RDMA WRITE bw 64 KiB", "write", "bw", false, 0 }, RAW_BW, false },
-		{ { "SEND bw 64 KiB", "send", "bw", false, 0 }, RAW_BW, false },
-		{ { "RDMA READ bw 64 KiB", "read", "bw", false, 0 }, RAW_BW, false },
-		{ { "RDMA WRITE lat 8 B", "write", "lat", false, 0 }, RAW_LAT, false },
-		{ { "SEND lat 8 B", "send", "lat", false, 0 }, RAW_LAT, false },
-		{ { "RDMA READ lat 8 B", "read", "lat", false, 0 }, RAW_LAT, true },
+		{ { .label = "RDMA WRITE bw 64 KiB", .test = "write", .mode = "bw" }, BASE_BW, false },
+		{ { .label = "SEND bw 64 KiB", .test = "send", .mode = "bw" }, BASE_BW, false },
+		{ { .label = "RDMA READ bw 64 KiB", .test = "read", .mode = "bw" }, BASE_BW, false },
+		{ { .label = "RDMA WRITE lat 8 B", .test = "write", .mode = "lat" }, BASE_LAT, false },
+		{ { .label = "SEND lat 8 B", .test = "send", .mode = "lat" }, BASE_LAT, false },
+		{ { .label = "RDMA READ lat 8 B", .test = "read", .mode = "lat" }, BASE_LAT, true },
 	};
-	unsigned steps = RTE_DIM(rows) + RAW_RUNS, step = 0, i;
+	unsigned steps = RTE_DIM(rows) + BASE_SIZES * BASE_KINDS, step = 0, i, k;
 	struct demo d = { 0 };
 	ssize_t len;
 	int rc;
@@ -467,16 +552,17 @@ perf_demo_main(int argc, char **argv)
 	signal(SIGINT, demo_on_signal);
 	signal(SIGTERM, demo_on_signal);
 
-	/* Each raw-L2 run just before the rows that compare with it. A run
+	/* The baselines just before the rows that compare with them. A run
 	 * that fails shows as such, and the others still run. */
 	for (i = 0; i < RTE_DIM(rows); i++) {
-		if ((i == 0 || rows[i].raw != rows[i - 1].raw) &&
-		    demo_step(&d, &raws[rows[i].raw], ++step, steps) != 0)
-			rc = -1;
+		if (i == 0 || rows[i].base != rows[i - 1].base)
+			for (k = 0; k < BASE_KINDS; k++)
+				if (demo_step(&d, &bases[rows[i].base][k], ++step, steps) != 0)
+					rc = -1;
 		if (demo_step(&d, &rows[i].droce, ++step, steps) != 0)
 			rc = -1;
 	}
-	demo_summary(&d, rows, RTE_DIM(rows), raws);
+	demo_summary(&d, rows, RTE_DIM(rows), bases);
 	demo_cleanup(&d);
 	demo_active = NULL;
 	return rc == 0 ? 0 : 1;

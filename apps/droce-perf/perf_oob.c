@@ -249,15 +249,38 @@ perf_oob_sync(struct perf_oob *b, perf_idle_fn idle, void *arg)
 	return oob_expect(b, "SYNC", idle, arg);
 }
 
+int
+perf_oob_swap_cycles(struct perf_oob *b, const struct perf_opts *o,
+		     const struct perf_side_cycles *mine, struct perf_cost *cost,
+		     perf_idle_fn idle, void *arg)
+{
+	struct perf_side_cycles *peer = &cost->side[o->server ? PERF_CLIENT : PERF_SERVER];
+	char line[256];
+
+	cost->side[o->server ? PERF_SERVER : PERF_CLIENT] = *mine;
+	if (perf_oob_send(b, "CYCLES %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+			  mine->busy, mine->rx_burst, mine->tx_burst, mine->sent, mine->skipped) != 0 ||
+	    perf_oob_recv(b, line, sizeof(line), idle, arg) != 0)
+		return -1;
+	if (sscanf(line, "CYCLES %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+		   &peer->busy, &peer->rx_burst, &peer->tx_burst, &peer->sent, &peer->skipped) != 5) {
+		fprintf(stderr, PERF_NAME ": bad cycles line from the peer: '%s'\n", line);
+		return -1;
+	}
+	cost->known = true;
+	return 0;
+}
+
 /* Everything both sides must agree on, as one line. */
 static void
 params_line(const struct perf_opts *o, char *s, size_t n)
 {
 	snprintf(s, n, "PARAMS test=%s mode=%s raw=%d conn=%s size=%" PRIu64 " all=%d "
-		 "iters=%" PRIu64 " duration=%g qps=%u bidir=%d mtu=%u atomic=%d post_list=%u",
+		 "iters=%" PRIu64 " duration=%g qps=%u bidir=%d mtu=%u atomic=%d post_list=%u "
+		 "touch=%d",
 		 perf_test_arg(o->test), o->mode == PERF_BW ? "bw" : "lat", o->raw,
 		 perf_conn_name(o->conn), o->size, o->all_sizes, o->iters, o->duration, o->qps,
-		 o->bidir, o->mtu, o->atomic_cas, o->post_list);
+		 o->bidir, o->mtu, o->atomic_cas, o->post_list, o->touch);
 }
 
 int

@@ -53,6 +53,9 @@ perf_usage(FILE *f, const char *prog)
 "      --test=<write|send|read|atomic>  the operation (default write)\n"
 "      --mode=<bw|lat>       bandwidth or latency (default bw)\n"
 "      --raw-l2              the same frames as plain Ethernet on the bare port\n"
+"      --touch               with --raw-l2: an ideal RoCE endpoint (CRC32 of each\n"
+"                            payload from the source buffer, one copy in; checked\n"
+"                            and copied into a destination buffer on receive)\n"
 "\n"
 "perftest's options:\n"
 "  -a, --all                 run sizes from 2 till 2^23\n"
@@ -93,6 +96,7 @@ enum {
 	OPT_TEST = 256,
 	OPT_MODE,
 	OPT_RAW,
+	OPT_TOUCH,
 	OPT_GBITS,
 	OPT_JSON,
 	OPT_ETHDEV,
@@ -105,6 +109,7 @@ static const struct option long_opts[] = {
 	{ "test", required_argument, NULL, OPT_TEST },
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "raw-l2", no_argument, NULL, OPT_RAW },
+	{ "touch", no_argument, NULL, OPT_TOUCH },
 	{ "all", no_argument, NULL, 'a' },
 	{ "atomic_type", required_argument, NULL, 'A' },
 	{ "bidirectional", no_argument, NULL, 'b' },
@@ -271,6 +276,9 @@ parse_one(int c, const char *arg, struct perf_opts *o, struct given *g)
 	case OPT_RAW:
 		o->raw = true;
 		return 0;
+	case OPT_TOUCH:
+		o->touch = true;
+		return 0;
 	case 'a':
 		o->all_sizes = true;
 		return 0;
@@ -388,6 +396,10 @@ finish(struct perf_opts *o, const struct given *g)
 	if (o->conn != PERF_RC) {
 		fprintf(stderr, PERF_NAME ": -c %s: droce runs RC QPs only for now "
 			"(UC, UD, XRC and DC are not supported yet)\n", perf_conn_name(o->conn));
+		return -1;
+	}
+	if (o->touch && !o->raw) {
+		fprintf(stderr, PERF_NAME ": --touch is a raw-L2 baseline: give --raw-l2 too\n");
 		return -1;
 	}
 	if (o->test == PERF_ATOMIC) {

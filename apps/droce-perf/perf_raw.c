@@ -13,6 +13,16 @@
  * number, frame index); their payload bytes are not written or read, as
  * in testpmd's txonly/rxonly: this is the port's ceiling, not a copy test.
  *
+ * --touch makes the same frames an ideal RoCE endpoint's: only the work
+ * no RoCE stack can avoid. The sender computes a CRC32 (the Ethernet CRC
+ * the ICRC is, on the same rte_net_crc path droce takes) over each
+ * payload, reading it from a source buffer as a NIC DMA-reads a registered
+ * MR, and copies the payload once into the frame (raw-L2 has no zero
+ * copy); the receiver checks the CRC and copies the payload into a
+ * destination buffer at the offset the frame names, while the frame is
+ * hot in cache. The CRC covers the payload only (an ICRC also covers
+ * some 60 bytes of headers).
+ *
  * bw: one side sends as fast as the port takes frames; the receiver
  * counts whole messages, and its figures are the result (both sides print
  * them; -b sums both directions). Peak: the best run of cq-mod messages.
@@ -24,11 +34,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
+#include <rte_net_crc.h>
 
+#include "droce_wire.h"
 #include "perf.h"
 
 #define RAW_ETHERTYPE 0x88b5
@@ -36,9 +50,19 @@
 #define RAW_NB_MBUFS 4095
 #define RAW_NB_DESC 512
 #define RAW_DATA_ROOM 8192
-/* RoCEv2 framing: Ethernet, IPv4, UDP, BTH, ICRC; RETH on a WRITE's first. */
-#define ROCE_OVERHEAD (14 + 20 + 8 + 12 + 4)
+/* RoCEv2 framing: Ethernet, IPv4, UDP, BTH before the payload, the ICRC
+ * after it; a RETH before the payload of a WRITE's first frame. */
+#define ROCE_HDRS (14 + 20 + 8 + 12)
+#define ROCE_ICRC 4
+#define ROCE_OVERHEAD (ROCE_HDRS + ROCE_ICRC)
 #define ROCE_RETH 16
+/* A step of the busy loop longer than RAW_LONG_BASE_US plus RAW_LONG_FRAME_US
+ * per frame lost its CPU meanwhile, and is left out of the cycles (as
+ * droce's engine leaves out such iterations, with the same bounds). */
+#define RAW_LONG_BASE_US 20
+#define RAW_LONG_FRAME_US 2
+/* Source and destination buffers of --touch are page aligned. */
+#define RAW_BUF_ALIGN 4096
 /* bw: after the sender is done, frames still missing this long are lost. */
 #define RAW_LOSS_MS 100
 
@@ -47,6 +71,7 @@ struct raw_hdr {
 	rte_be32_t msg;              /* message number, from 1 */
 	rte_be16_t frame;            /* index in the message */
 	rte_be16_t frames;           /* frames in the message */
+	rte_be32_t offset;           /* of its payload in the message */
 } __rte_packed;
 
 struct raw {
@@ -60,6 +85,12 @@ struct raw {
 	struct perf_clock clk;
 	uint64_t *tposted;           /* lat: per message sent; bw: per message received */
 	char name[RTE_ETH_NAME_MAX_LEN];
+	/* --touch */
+	uint8_t *src, *dst;          /* what is sent, where it is received */
+	uint64_t buf_len;            /* each: the largest message */
+	/* the current measurement's cost */
+	struct perf_side_cycles cyc;
+	uint64_t long_base, long_frame; /* a step longer than base + frame per frame lost the CPU */
 };
 
 /* The frames a message of @p size takes at IB MTU @p mtu. */
@@ -69,14 +100,27 @@ frames_per_msg(uint64_t size, unsigned mtu)
 	return size == 0 ? 1 : (unsigned)((size + mtu - 1) / mtu);
 }
 
+/* Where the payload of frame @p index starts in the frame. */
+static unsigned
+frame_payload_off(unsigned index)
+{
+	return ROCE_HDRS + (index == 0 ? ROCE_RETH : 0);
+}
+
+/* The payload bytes of frame @p index of a message of @p size. */
+static unsigned
+frame_payload(uint64_t size, unsigned mtu, unsigned index)
+{
+	uint64_t off = (uint64_t)index * mtu;
+
+	return size > off ? (unsigned)RTE_MIN(size - off, (uint64_t)mtu) : 0;
+}
+
 /* The length of frame @p index of such a message. */
 static unsigned
 frame_len(uint64_t size, unsigned mtu, unsigned index)
 {
-	uint64_t off = (uint64_t)index * mtu;
-	unsigned payload = size > off ? (unsigned)RTE_MIN(size - off, (uint64_t)mtu) : 0;
-
-	return ROCE_OVERHEAD + payload + (index == 0 ? ROCE_RETH : 0);
+	return frame_payload_off(index) + frame_payload(size, mtu, index) + ROCE_ICRC;
 }
 
 /* The warm-up's receiver: what arrives belongs to no test. (Measurements
@@ -157,7 +201,116 @@ raw_exchange_mac(struct raw *w)
 	return 0;
 }
 
+/* ---- --touch ---- */
+
+/* Sending: the payload's CRC, computed from the source buffer, and its one
+ * copy from there into the frame. */
+static void
+touch_tx(const struct raw *w, uint64_t size, unsigned index, uint8_t *frame)
+{
+	unsigned off = frame_payload_off(index), len = frame_payload(size, w->mtu, index);
+	const uint8_t *src = w->src + (uint64_t)index * w->mtu;
+	uint32_t crc = rte_cpu_to_le_32(rte_net_crc_calc(src, len, RTE_NET_CRC32_ETH));
+
+	memcpy(frame + off, src, len);
+	memcpy(frame + off + len, &crc, sizeof(crc));
+}
+
+/* One pass over @p len bytes of @p m from @p off, segment by segment
+ * (a port may chain a large frame): their CRC32 when @p dst is NULL,
+ * otherwise a copy into @p dst. */
+static uint32_t
+payload_pass(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint8_t *dst)
+{
+	uint32_t crc = 0, n, c;
+	bool first = true;
+	const uint8_t *p;
+
+	for (; m != NULL && len > 0; m = m->next) {
+		if (off >= m->data_len) {
+			off -= m->data_len;
+			continue;
+		}
+		p = rte_pktmbuf_mtod_offset(m, const uint8_t *, off);
+		n = RTE_MIN(len, (uint32_t)m->data_len - off);
+		if (dst != NULL) {
+			memcpy(dst, p, n);
+			dst += n;
+		} else {
+			c = rte_net_crc_calc(p, n, RTE_NET_CRC32_ETH);
+			crc = first ? c : (uint32_t)crc32_combine(crc, c, n);
+		}
+		first = false;
+		off = 0;
+		len -= n;
+	}
+	return crc;
+}
+
+/* Receiving: check the payload's CRC, then copy the payload into the
+ * destination buffer at the offset the frame names, while the frame is
+ * hot in cache. A frame that fails writes nothing. @return true if good. */
+static bool
+touch_rx(const struct raw *w, const struct rte_mbuf *m, const struct raw_hdr *h)
+{
+	uint32_t off = frame_payload_off(rte_be_to_cpu_16(h->frame));
+	uint32_t moff = rte_be_to_cpu_32(h->offset), len, wire, buf;
+	const void *p;
+
+	if (rte_pktmbuf_pkt_len(m) < off + ROCE_ICRC)
+		return false;
+	len = rte_pktmbuf_pkt_len(m) - off - ROCE_ICRC;
+	if (moff > w->buf_len || len > w->buf_len - moff)
+		return false;
+	p = rte_pktmbuf_read(m, off + len, ROCE_ICRC, &buf);
+	if (p == NULL)
+		return false;
+	memcpy(&wire, p, sizeof(wire));
+	if (rte_le_to_cpu_32(wire) != payload_pass(m, off, len, NULL))
+		return false;
+	payload_pass(m, off, len, w->dst + moff);
+	return true;
+}
+
+/* The buffers, faulted in; the CRC on droce's path. */
+static int
+touch_init(struct raw *w, uint64_t max_size)
+{
+	uint64_t i;
+
+	/* the warm-up sends frames of a whole MTU */
+	w->buf_len = RTE_ALIGN_CEIL(RTE_MAX(max_size, (uint64_t)w->mtu), RAW_BUF_ALIGN);
+	w->src = aligned_alloc(RAW_BUF_ALIGN, w->buf_len);
+	w->dst = aligned_alloc(RAW_BUF_ALIGN, w->buf_len);
+	if (w->src == NULL || w->dst == NULL) {
+		fprintf(stderr, PERF_NAME ": no memory for 2 x %" PRIu64 " bytes of buffers\n",
+			w->buf_len);
+		return -1;
+	}
+	for (i = 0; i < w->buf_len; i++)
+		w->src[i] = (uint8_t)(i * 7 + 1);
+	memset(w->dst, 0, w->buf_len);
+	return 0;
+}
+
 /* ---- frames ---- */
+
+/* A step of the busy loop that moved @p frames, from @p t0 to now, into
+ * the measurement's cycles; @p burst_cycles of it were inside the burst
+ * call whose counter is @p burst (if any). */
+static void
+raw_count(struct raw *w, uint64_t t0, unsigned frames, uint64_t *burst, uint64_t burst_cycles)
+{
+	uint64_t busy = rte_rdtsc() - t0;
+
+	if (busy > w->long_base + frames * w->long_frame) {
+		w->cyc.skipped++;
+		return;
+	}
+	w->cyc.busy += busy;
+	if (burst != NULL)
+		*burst += burst_cycles;
+}
 
 /* Where a sender is: the next frame to build. */
 struct raw_tx {
@@ -173,6 +326,7 @@ static int
 raw_build(struct raw *w, struct raw_tx *t, uint16_t count)
 {
 	struct rte_mbuf **m = t->pkts + t->n;
+	uint64_t t0 = rte_rdtsc();
 	uint16_t i;
 
 	if (rte_pktmbuf_alloc_bulk(w->mp, m, count) != 0)
@@ -188,12 +342,16 @@ raw_build(struct raw *w, struct raw_tx *t, uint16_t count)
 		h->msg = rte_cpu_to_be_32((uint32_t)t->msg);
 		h->frame = rte_cpu_to_be_16((uint16_t)t->frame);
 		h->frames = rte_cpu_to_be_16((uint16_t)t->frames);
+		h->offset = rte_cpu_to_be_32(t->frame * w->mtu);
+		if (w->src != NULL)
+			touch_tx(w, t->size, t->frame, (uint8_t *)eh);
 		if (++t->frame == t->frames) {
 			t->frame = 0;
 			t->msg++;
 		}
 	}
 	t->n += count;
+	raw_count(w, t0, count, NULL, 0);
 	return count;
 }
 
@@ -201,8 +359,11 @@ raw_build(struct raw *w, struct raw_tx *t, uint16_t count)
 static uint16_t
 raw_push(struct raw *w, struct raw_tx *t)
 {
+	uint64_t t0 = rte_rdtsc();
 	uint16_t k = rte_eth_tx_burst(w->port, 0, t->pkts, t->n);
 
+	if (k > 0)
+		raw_count(w, t0, k, &w->cyc.tx_burst, rte_rdtsc() - t0);
 	if (k < t->n)
 		memmove(t->pkts, t->pkts + k, (t->n - k) * sizeof(t->pkts[0]));
 	t->n -= k;
@@ -215,6 +376,7 @@ struct raw_rx {
 	uint64_t frames;
 	uint64_t last_msg;           /* number of the last message completed */
 	uint64_t first_tsc, last_tsc;
+	uint64_t bad_crc;            /* --touch: frames dropped for their CRC */
 };
 
 /* Receive a burst; count frames of ours, and messages whose last frame
@@ -223,8 +385,12 @@ static uint16_t
 raw_receive(struct raw *w, struct raw_rx *x, uint64_t *stamps, uint64_t max_stamps)
 {
 	struct rte_mbuf *m[RAW_BURST];
+	uint64_t t0 = rte_rdtsc(), now;
 	uint16_t n = rte_eth_rx_burst(w->port, 0, m, RAW_BURST), i;
-	uint64_t now = n > 0 ? rte_rdtsc() : 0;
+
+	if (n == 0)
+		return 0;
+	now = rte_rdtsc();
 
 	for (i = 0; i < n; i++) {
 		const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m[i], const struct rte_ether_hdr *);
@@ -235,6 +401,10 @@ raw_receive(struct raw *w, struct raw_rx *x, uint64_t *stamps, uint64_t max_stam
 		    eh->ether_type != rte_cpu_to_be_16(RAW_ETHERTYPE) ||
 		    !rte_is_same_ether_addr(&eh->src_addr, &w->peer))
 			continue;
+		if (w->dst != NULL && !touch_rx(w, m[i], h)) {
+			x->bad_crc++;
+			continue;
+		}
 		x->frames++;
 		if (rte_be_to_cpu_16(h->frame) + 1 != rte_be_to_cpu_16(h->frames))
 			continue;
@@ -247,7 +417,27 @@ raw_receive(struct raw *w, struct raw_rx *x, uint64_t *stamps, uint64_t max_stam
 		x->last_msg = rte_be_to_cpu_32(h->msg);
 	}
 	rte_pktmbuf_free_bulk(m, n);
+	raw_count(w, t0, n, &w->cyc.rx_burst, now - t0);
 	return n;
+}
+
+/* Start counting a measurement's cycles. */
+static void
+raw_cycles_start(struct raw *w)
+{
+	memset(&w->cyc, 0, sizeof(w->cyc));
+}
+
+/* After the end meeting: swap this side's cycles and @p sent messages with
+ * the peer's into @p cost; say if frames failed their CRC. */
+static int
+raw_cycles_swap(struct raw *w, const struct raw_rx *x, uint64_t sent, struct perf_cost *cost)
+{
+	if (x->bad_crc > 0)
+		fprintf(stderr, PERF_NAME ": %" PRIu64 " frames failed their CRC (dropped)\n",
+			x->bad_crc);
+	w->cyc.sent = sent;
+	return perf_oob_swap_cycles(&w->oob, w->o, &w->cyc, cost, NULL, NULL);
 }
 
 /* ---- bandwidth ---- */
@@ -365,6 +555,7 @@ raw_bw(struct raw *w, uint64_t size)
 	char line[256];
 	double secs;
 
+	raw_cycles_start(w);
 	if (perf_oob_sync(&w->oob, NULL, NULL) != 0)
 		return -1;
 	perf_clock_start(&w->clk, o);
@@ -409,6 +600,8 @@ raw_bw(struct raw *w, uint64_t size)
 		res.pps += p.pps;
 		res.iters = rx ? res.iters + p.iters : p.iters;
 	}
+	if (raw_cycles_swap(w, &x, sent, &res.cost) != 0)
+		return -1;
 	perf_report_bw(o, &res);
 	return 0;
 }
@@ -483,6 +676,7 @@ raw_lat(struct raw *w, uint64_t size)
 	l.t.size = size;
 	l.t.frames = frames_per_msg(size, w->mtu);
 	l.t.msg = 1;
+	raw_cycles_start(w);
 	if (perf_oob_sync(&w->oob, NULL, NULL) != 0)
 		return -1;
 	perf_clock_start(&w->clk, o);
@@ -516,6 +710,8 @@ raw_lat(struct raw *w, uint64_t size)
 	if (perf_oob_sync(&w->oob, NULL, NULL) != 0)
 		return -1;
 	raw_drain(w);
+	if (raw_cycles_swap(w, &l.x, l.scnt, &res.cost) != 0)
+		return -1;
 	perf_report_lat(o, &res);
 	return 0;
 }
@@ -562,6 +758,12 @@ raw_run(struct raw *w)
 	uint64_t sizes[24];
 	unsigned nsizes, i;
 
+	nsizes = perf_sizes(o, sizes);
+	if (o->touch) {
+		info.crc_path = droce_icrc_init();
+		if (touch_init(w, sizes[nsizes - 1]) != 0)
+			return -1;
+	}
 	if (raw_port_start(w) != 0 || perf_oob_open(&w->oob, o) != 0 ||
 	    perf_oob_check_params(&w->oob, o) != 0 || raw_exchange_mac(w) != 0)
 		return -1;
@@ -574,7 +776,6 @@ raw_run(struct raw *w)
 	if (perf_wait_link(w->port, PERF_STALL_S) != 0 || raw_warm_up(w) != 0)
 		return -1;
 	perf_report_table_head(o);
-	nsizes = perf_sizes(o, sizes);
 	for (i = 0; i < nsizes; i++)
 		if ((o->mode == PERF_BW ? raw_bw(w, sizes[i]) : raw_lat(w, sizes[i])) != 0)
 			return -1;
@@ -590,6 +791,8 @@ perf_raw_main(const struct perf_opts *o, uint16_t port_id)
 		.port = port_id,
 		.mtu = o->mtu ? o->mtu : 4096,
 		.oob = { .fd = -1 },
+		.long_base = rte_get_tsc_hz() / 1000000 * RAW_LONG_BASE_US,
+		.long_frame = rte_get_tsc_hz() / 1000000 * RAW_LONG_FRAME_US,
 	};
 	int rc = raw_run(&w);
 
@@ -601,5 +804,7 @@ perf_raw_main(const struct perf_opts *o, uint16_t port_id)
 	}
 	perf_oob_close(&w.oob);
 	free(w.tposted);
+	free(w.src);
+	free(w.dst);
 	return rc == 0 ? 0 : 1;
 }

@@ -28,6 +28,7 @@
 #include <rte_cycles.h>
 
 #include "droce.h"
+#include "droce_stats.h"
 #include "perf_rdma.h"
 
 #define POLL_BATCH 16
@@ -131,6 +132,24 @@ recvs_post_all(struct rdma *r)
 		if (rdma_post_recvs(r, &r->qps[i]) != 0)
 			return -1;
 	return 0;
+}
+
+/* This side's engine cycles since @p s0 and the @p sent messages, swapped
+ * with the peer's into @p cost (after the end meeting: both are done). */
+static int
+cycles_swap(struct rdma *r, const struct droce_dev_stats *s0, uint64_t sent,
+	    struct perf_cost *cost)
+{
+	struct droce_dev_stats s1;
+	struct perf_side_cycles mine = { .sent = sent };
+
+	if (droce_dev_stats(r->dev, &s1) != 0)
+		return -1;
+	mine.busy = s1.engine.busy_cycles - s0->engine.busy_cycles;
+	mine.rx_burst = s1.engine.rx_burst_cycles - s0->engine.rx_burst_cycles;
+	mine.tx_burst = s1.engine.tx_burst_cycles - s0->engine.tx_burst_cycles;
+	mine.skipped = s1.engine.long_iterations - s0->engine.long_iterations;
+	return perf_oob_swap_cycles(&r->oob, r->o, &mine, cost, rdma_idle, r);
 }
 
 /* ---- bandwidth ---- */
@@ -392,6 +411,7 @@ rdma_bw(struct rdma *r, uint64_t size)
 		.rx = o->test == PERF_SEND && (o->server || o->bidir),
 	};
 	struct perf_bw_result res;
+	struct droce_dev_stats s0;
 
 	b.per_qp = b.dur ? UINT64_MAX : o->iters;
 	b.tx_done = !b.tx;
@@ -399,13 +419,14 @@ rdma_bw(struct rdma *r, uint64_t size)
 	counters_reset(r);
 	if (b.rx && recvs_post_all(r) != 0)
 		return -1;
-	if (perf_oob_sync(&r->oob, rdma_idle, r) != 0)
+	if (droce_dev_stats(r->dev, &s0) != 0 || perf_oob_sync(&r->oob, rdma_idle, r) != 0)
 		return -1;
 	perf_clock_start(&r->clk, o);
 	if (bw_loop(&b) != 0)
 		return -1;
 	bw_result(&b, &res);
-	if (perf_oob_sync(&r->oob, rdma_idle, r) != 0 || recvs_drain(r) < 0)
+	if (perf_oob_sync(&r->oob, rdma_idle, r) != 0 || recvs_drain(r) < 0 ||
+	    cycles_swap(r, &s0, b.totscnt, &res.cost) != 0)
 		return -1;
 	if (o->bidir && bw_add_peer(r, &res) != 0)
 		return -1;
@@ -565,6 +586,7 @@ rdma_lat(struct rdma *r, uint64_t size)
 		.dur = o->duration > 0,
 	};
 	struct perf_lat_result res = { .size = size };
+	struct droce_dev_stats s0;
 	int rc;
 
 	counters_reset(r);
@@ -575,7 +597,7 @@ rdma_lat(struct rdma *r, uint64_t size)
 	memset(l.q->target, 0, size);
 	if (o->test == PERF_SEND && recvs_post_all(r) != 0)
 		return -1;
-	if (perf_oob_sync(&r->oob, rdma_idle, r) != 0)
+	if (droce_dev_stats(r->dev, &s0) != 0 || perf_oob_sync(&r->oob, rdma_idle, r) != 0)
 		return -1;
 	perf_clock_start(&r->clk, o);
 	rc = (o->test == PERF_WRITE || o->test == PERF_SEND) ? lat_pingpong(&l) : lat_one_sided(&l);
@@ -603,7 +625,8 @@ rdma_lat(struct rdma *r, uint64_t size)
 		return -1;
 	}
 	res.size = size;
-	if (perf_oob_sync(&r->oob, rdma_idle, r) != 0 || recvs_drain(r) < 0)
+	if (perf_oob_sync(&r->oob, rdma_idle, r) != 0 || recvs_drain(r) < 0 ||
+	    cycles_swap(r, &s0, l.scnt, &res.cost) != 0)
 		return -1;
 	if (perf_side_reports(o))
 		perf_report_lat(o, &res);

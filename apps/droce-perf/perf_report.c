@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_cycles.h>
 
 #include "perf.h"
@@ -205,12 +206,14 @@ perf_report_begin(const struct perf_opts *o, const struct perf_info *info)
 	if (o->json) {
 		printf("{\n  \"test_info\": {\n"
 		       "    \"test\": \"%s\",\n    \"mode\": \"%s\",\n    \"raw_l2\": %s,\n"
+		       "    \"touch\": %s,\n"
 		       "    \"side\": \"%s\",\n    \"device\": \"%s\",\n"
 		       "    \"connection\": \"%s\",\n    \"qps\": %u,\n    \"mtu\": %u,\n"
 		       "    \"tx_depth\": %u,\n    \"cq_mod\": %u,\n    \"duration\": %g,\n"
 		       "    \"bw_unit\": \"%s\",\n    \"lat_unit\": \"usec\"\n  },\n"
 		       "  \"results\": [",
 		       perf_test_name(o->test), mode_name(o), o->raw ? "true" : "false",
+		       o->touch ? "true" : "false",
 		       o->server ? "server" : "client", info->device, perf_conn_name(o->conn),
 		       o->qps, info->mtu, o->tx_depth, o->cq_mod, o->duration,
 		       o->gbits ? "Gb/sec" : "MB/sec");
@@ -220,8 +223,9 @@ perf_report_begin(const struct perf_opts *o, const struct perf_info *info)
 	}
 	printf(RESULT_LINE);
 	if (o->raw)
-		printf("                    Raw_L2 %s Test (%s frames)\n", mode_name(o),
-		       perf_test_name(o->test));
+		printf("                    Raw_L2 %s Test (%s frames%s)\n", mode_name(o),
+		       perf_test_name(o->test),
+		       o->touch ? "; ideal endpoint: CRC32 and one copy each side" : "");
 	else
 		printf("                    %s %s%s Test\n", perf_test_name(o->test),
 		       o->test == PERF_ATOMIC ? (o->atomic_cas ? "CMP_AND_SWAP " : "FETCH_AND_ADD ") : "",
@@ -236,6 +240,8 @@ perf_report_begin(const struct perf_opts *o, const struct perf_info *info)
 	if (o->mode == PERF_BW)
 		printf(" CQ Moderation   : %u\n", o->cq_mod);
 	printf(" Mtu             : %u[B]\n", info->mtu);
+	if (info->crc_path != NULL)
+		printf(" CRC32 path      : %s\n", info->crc_path);
 	printf(" Link type       : Ethernet\n");
 	if (!o->raw) {
 		printf(" GID index       : %d\n", info->gid_index);
@@ -284,6 +290,83 @@ perf_report_table_head(const struct perf_opts *o)
 	fflush(stdout);
 }
 
+/* ---- cycles ---- */
+
+static const char *const side_names[] = { "client", "server" };
+
+/* Per message and per byte of the test: every message either side sent. */
+struct cost_view {
+	uint64_t msgs, bytes;
+	double per_msg, own_per_msg, port_per_msg;
+	double per_byte, own_per_byte, port_per_byte;
+};
+
+static void
+cost_view(const struct perf_cost *c, unsigned side, uint64_t size, struct cost_view *v)
+{
+	const struct perf_side_cycles *s = &c->side[side];
+	double port = (double)(s->rx_burst + s->tx_burst);
+
+	memset(v, 0, sizeof(*v));
+	v->msgs = c->side[PERF_CLIENT].sent + c->side[PERF_SERVER].sent;
+	v->bytes = v->msgs * size;
+	if (v->msgs > 0) {
+		v->per_msg = (double)s->busy / (double)v->msgs;
+		v->port_per_msg = port / (double)v->msgs;
+		v->own_per_msg = v->per_msg - v->port_per_msg;
+	}
+	if (v->bytes > 0) {
+		v->per_byte = (double)s->busy / (double)v->bytes;
+		v->port_per_byte = port / (double)v->bytes;
+		v->own_per_byte = v->per_byte - v->port_per_byte;
+	}
+}
+
+/* Below a row of the table: a line per side. */
+static void
+print_cost(const struct perf_cost *c, uint64_t size)
+{
+	struct cost_view v;
+	unsigned i;
+
+	if (!c->known)
+		return;
+	for (i = 0; i < RTE_DIM(side_names); i++) {
+		cost_view(c, i, size, &v);
+		printf("   cycles %s: %10.1f/msg (own %10.1f + port %10.1f)  %8.4f/B "
+		       "(own %8.4f + port %8.4f)", side_names[i], v.per_msg, v.own_per_msg,
+		       v.port_per_msg, v.per_byte, v.own_per_byte, v.port_per_byte);
+		if (c->side[i].skipped > 0)
+			printf("  [%" PRIu64 " preempted left out]", c->side[i].skipped);
+		printf("\n");
+	}
+}
+
+static void
+json_cost(const struct perf_cost *c, uint64_t size)
+{
+	const struct perf_side_cycles *s;
+	struct cost_view v;
+	unsigned i;
+
+	if (!c->known)
+		return;
+	cost_view(c, PERF_CLIENT, size, &v);
+	printf(", \"cycles\": {\"messages\": %" PRIu64 ", \"bytes\": %" PRIu64, v.msgs, v.bytes);
+	for (i = 0; i < RTE_DIM(side_names); i++) {
+		s = &c->side[i];
+		cost_view(c, i, size, &v);
+		printf(", \"%s\": {\"busy\": %" PRIu64 ", \"rx_burst\": %" PRIu64
+		       ", \"tx_burst\": %" PRIu64 ", \"sent\": %" PRIu64 ", \"skipped\": %" PRIu64
+		       ", \"per_msg\": %.3f"
+		       ", \"own_per_msg\": %.3f, \"port_per_msg\": %.3f, \"per_byte\": %.6f"
+		       ", \"own_per_byte\": %.6f, \"port_per_byte\": %.6f}", side_names[i], s->busy,
+		       s->rx_burst, s->tx_burst, s->sent, s->skipped, v.per_msg, v.own_per_msg, v.port_per_msg,
+		       v.per_byte, v.own_per_byte, v.port_per_byte);
+	}
+	printf("}");
+}
+
 static void
 json_row_start(void)
 {
@@ -305,6 +388,7 @@ perf_report_bw(const struct perf_opts *o, const struct perf_bw_result *r)
 		if (o->raw)
 			printf(", \"frames_per_msg\": %u, \"frame_bytes\": %u, \"frame_rate_mpps\": %.6f",
 			       r->frames_per_msg, r->frame_bytes, r->pps / 1e6);
+		json_cost(&r->cost, r->size);
 		printf("}");
 	} else {
 		/* perftest's REPORT_FMT, and REPORT_FMT_EXT for tiny Gb/sec figures */
@@ -317,6 +401,7 @@ perf_report_bw(const struct perf_opts *o, const struct perf_bw_result *r)
 		if (o->raw)
 			printf("      %-7u      %-7.6lf", r->frames_per_msg, r->pps / 1e6);
 		printf("\n");
+		print_cost(&r->cost, r->size);
 	}
 	fflush(stdout);
 }
@@ -328,13 +413,15 @@ perf_report_lat(const struct perf_opts *o, const struct perf_lat_result *r)
 		json_row_start();
 		if (r->duration)
 			printf("\"bytes\": %" PRIu64 ", \"iterations\": %" PRIu64 ", \"t_avg\": %.6f, "
-			       "\"tps\": %.6f}", r->size, r->iters, r->t_avg, r->tps);
+			       "\"tps\": %.6f", r->size, r->iters, r->t_avg, r->tps);
 		else
 			printf("\"bytes\": %" PRIu64 ", \"iterations\": %" PRIu64 ", \"t_min\": %.6f, "
 			       "\"t_max\": %.6f, \"t_typical\": %.6f, \"t_avg\": %.6f, \"t_stdev\": %.6f, "
-			       "\"t_p99\": %.6f, \"t_p99_9\": %.6f}",
+			       "\"t_p99\": %.6f, \"t_p99_9\": %.6f",
 			       r->size, r->iters, r->t_min, r->t_max, r->t_typical, r->t_avg, r->t_stdev,
 			       r->t_p99, r->t_p999);
+		json_cost(&r->cost, r->size);
+		printf("}");
 	} else if (r->duration) {
 		printf(" %-7" PRIu64 "       %" PRIu64 "            %-7.2f        %-7.2f\n",
 		       r->size, r->iters, r->t_avg, r->tps);
@@ -344,6 +431,8 @@ perf_report_lat(const struct perf_opts *o, const struct perf_lat_result *r)
 		       r->size, r->iters, r->t_min, r->t_max, r->t_typical, r->t_avg, r->t_stdev,
 		       r->t_p99, r->t_p999);
 	}
+	if (!o->json)
+		print_cost(&r->cost, r->size);
 	fflush(stdout);
 }
 

@@ -147,27 +147,19 @@ tp_show_port_info(unsigned p)
 void
 tp_show_port_stats(unsigned p)
 {
-	/* struct droce_engine_stats, in order; checked against its size. */
-#define RX_STAT_NAME(f) #f,
-	static const char *const engine_names[] = {
-		"iterations", "tx_stall_drops", "tx_no_mbuf", DROCE_RX_STATS(RX_STAT_NAME)
-	};
-#undef RX_STAT_NAME
 	struct droce_dev_stats s;
-	const uint64_t *ev = (const uint64_t *)&s.engine;
 	const char *name;
 	uint64_t v;
 	unsigned i;
 
-	RTE_BUILD_BUG_ON(sizeof(s.engine) != RTE_DIM(engine_names) * sizeof(uint64_t));
 	if (droce_dev_stats(tp_ports[p].dev, &s) != 0)
 		return;
 	printf("port %u (droce%u) counters:\n", p, tp_ports[p].dev);
 	for (i = 0; (name = droce_port_stats_at(&s.port, i, &v)) != NULL; i++)
 		printf("  %-22s %" PRIu64 "\n", name, v);
 	printf("engine counters:\n");
-	for (i = 0; i < RTE_DIM(engine_names); i++)
-		printf("  %-22s %" PRIu64 "\n", engine_names[i], ev[i]);
+	for (i = 0; (name = droce_engine_stats_at(&s.engine, i, &v)) != NULL; i++)
+		printf("  %-22s %" PRIu64 "\n", name, v);
 }
 
 static void

@@ -17,6 +17,11 @@
 /* Empty iterations before an idle engine starts to sleep: long enough to
  * keep latency low under load, short enough to free the core soon. */
 #define IDLE_SPIN 2048
+/* No iteration takes longer than LONG_BASE_US plus LONG_FRAME_US per frame
+ * it moved unless its thread lost the CPU (a 4 KiB frame takes well under
+ * a microsecond to build or take in, the port's copy included). */
+#define LONG_BASE_US 20
+#define LONG_FRAME_US 2
 
 static void
 engine_release(struct droce_qp *qp)
@@ -30,6 +35,7 @@ droce_engine_activate(struct droce_engine *e, struct droce_qp *qp)
 	if (qp->active || __atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
 		return;
 	qp->active = true;
+	__atomic_store_n(&qp->idle, 0, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&qp->engine_refs, 1, __ATOMIC_RELAXED);
 	TAILQ_INSERT_TAIL(&e->active, qp, active_link);
 }
@@ -134,7 +140,28 @@ engine_deactivate(struct droce_engine *e, struct droce_qp *qp)
 {
 	TAILQ_REMOVE(&e->active, qp, active_link);
 	qp->active = false;
+	__atomic_store_n(&qp->idle, 1, __ATOMIC_RELAXED);
 	engine_release(qp);
+}
+
+/*
+ * The QP has nothing to do: before it leaves the active list, tell
+ * posters to kick it (idle), then look once more for WQEs posted
+ * meanwhile. The fence pairs with droce_engine_doorbell()'s: a poster
+ * that did not see idle published its WQEs before, and they are seen
+ * here. (In SQD new WQEs wait for RTS, whose modify kicks the QP.)
+ * @return true when the QP stays on the list.
+ */
+static bool
+engine_qp_stays(struct droce_qp *qp)
+{
+	__atomic_store_n(&qp->idle, 1, __ATOMIC_RELAXED);
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&qp->sq.prod, __ATOMIC_RELAXED) == qp->req.next ||
+	    droce_qp_state(qp) == IBV_QPS_SQD)
+		return false;
+	__atomic_store_n(&qp->idle, 0, __ATOMIC_RELAXED);
+	return true;
 }
 
 static unsigned
@@ -155,7 +182,7 @@ engine_run_active(struct droce_engine *e)
 		if (droce_tx_room(&e->tx) == 0)
 			continue;
 		work++;
-		if (!engine_serve_qp(e, qp))
+		if (!engine_serve_qp(e, qp) && !engine_qp_stays(qp))
 			engine_deactivate(e, qp);
 	}
 	return work;
@@ -203,6 +230,45 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
  */
 #define TX_STALL_MS 250
 
+/* Count the frames staged since the last flush: the BTH and the length
+ * say what each carries. Before the port sees them, as a PMD that copies
+ * frees them inside its burst. */
+static void
+engine_count_tx(struct droce_engine *e)
+{
+	uint64_t msgs = 0, bytes = 0;
+	uint16_t i;
+
+	for (i = e->tx_counted; i < e->tx.n; i++) {
+		struct rte_mbuf *m = e->tx.pkts[i];
+		const uint8_t *bth = droce_tx_hdr(m, DROCE_HDR_BTH);
+		const struct droce_opcode_info *op = &droce_opcode_table[bth[0]];
+		uint32_t hdrs = (uint32_t)(bth - rte_pktmbuf_mtod(m, const uint8_t *)) + op->hdr_len +
+				droce_bth_pad((const struct droce_bth *)bth) + DROCE_ICRC_LEN;
+
+		msgs += (op->flags & (DROCE_OPF_LAST | DROCE_OPF_ACK)) == DROCE_OPF_LAST;
+		bytes += rte_pktmbuf_pkt_len(m) - hdrs;
+	}
+	e->stats.tx_msgs += msgs;
+	e->stats.tx_payload_bytes += bytes;
+}
+
+static void
+engine_count_rx(struct droce_engine *e, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t msgs = 0, bytes = 0;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct droce_pkt *pkt = droce_pkt_of(pkts[i]);
+
+		msgs += (pkt->op->flags & (DROCE_OPF_LAST | DROCE_OPF_ACK)) == DROCE_OPF_LAST;
+		bytes += pkt->payload_len;
+	}
+	e->stats.rx_msgs += msgs;
+	e->stats.rx_payload_bytes += bytes;
+}
+
 static unsigned
 engine_flush_tx(struct droce_engine *e)
 {
@@ -210,10 +276,12 @@ engine_flush_tx(struct droce_engine *e)
 
 	if (e->tx.n == 0)
 		return 0;
+	engine_count_tx(e);
 	sent = droce_port_tx(e->port, e->tx.pkts, e->tx.n);
 	if (sent < e->tx.n)
 		memmove(e->tx.pkts, e->tx.pkts + sent, (e->tx.n - sent) * sizeof(e->tx.pkts[0]));
 	e->tx.n -= sent;
+	e->tx_counted = e->tx.n;
 	if (sent > 0 || e->tx.n == 0) {
 		e->tx_stall_tsc = 0;
 	} else if (e->tx_stall_tsc == 0) {
@@ -222,33 +290,61 @@ engine_flush_tx(struct droce_engine *e)
 		e->stats.tx_stall_drops += e->tx.n;
 		rte_pktmbuf_free_bulk(e->tx.pkts, e->tx.n);
 		e->tx.n = 0;
+		e->tx_counted = 0;
 		e->tx_stall_tsc = 0;
 	}
 	return sent;
+}
+
+/* An iteration that moved @p frames, from @p start: its cycles, and those
+ * its burst calls took (the port's totals were @p rx0 and @p tx0 at the
+ * start). One that took too long was preempted: it would count another
+ * thread's time. */
+static void
+engine_count_busy(struct droce_engine *e, uint64_t start, uint64_t rx0, uint64_t tx0,
+		  unsigned frames)
+{
+	uint64_t busy = rte_get_tsc_cycles() - start;
+
+	if (busy > e->long_base + frames * e->long_frame) {
+		e->stats.long_iterations++;
+		return;
+	}
+	e->stats.busy_cycles += busy;
+	e->stats.rx_burst_cycles += e->burst->rx - rx0;
+	e->stats.tx_burst_cycles += e->burst->tx - tx0;
 }
 
 static int
 engine_iteration(struct droce_engine *e)
 {
 	struct rte_mbuf *pkts[RX_BURST];
+	uint64_t start, rx0 = e->burst->rx, tx0 = e->burst->tx;
 	uint16_t n, i;
-	unsigned work = 0;
+	unsigned moved, served;
 
 	e->stats.iterations++;
-	e->tx.now = rte_get_tsc_cycles();
+	start = rte_get_tsc_cycles();
+	e->tx.now = start;
 	/* Frames left over from a full link go first, in order. */
-	work += engine_flush_tx(e);
+	moved = engine_flush_tx(e);
 	n = droce_port_rx(e->port, pkts, RX_BURST);
+	engine_count_rx(e, pkts, n);
 	for (i = 0; i < n; i++) {
-		engine_rx_one(e, pkts[i]);
+		if (droce_port_rx_verify(e->port, pkts[i], e->tx.now))
+			engine_rx_one(e, pkts[i]);
 		rte_pktmbuf_free(pkts[i]);
 	}
-	work += n;
+	moved += n;
 	engine_take_kicks(e);
-	work += engine_run_active(e);
-	work += engine_flush_tx(e);
+	served = engine_run_active(e);
+	moved += engine_flush_tx(e);
 	droce_port_tick(e->port);
-	return (int)work;
+	/* Busy means frames moved: a QP waiting for its ACK is served in
+	 * every iteration, and that is polling. */
+	if (moved > 0)
+		engine_count_busy(e, start, rx0, tx0, moved);
+	return (int)(moved + served);
 }
 
 int
@@ -267,9 +363,10 @@ droce_engine_poll(struct droce_engine *e)
 	return work;
 }
 
-/* Sleep a little longer each time nothing happens, up to the limit. */
+/* Sleep a little longer each time nothing happens, up to the limit;
+ * while asleep, application threads may run the engine themselves. */
 static void
-engine_idle_backoff(unsigned *idle, unsigned max_us)
+engine_idle_backoff(struct droce_engine *e, unsigned *idle)
 {
 	struct timespec ts;
 	unsigned us;
@@ -279,10 +376,12 @@ engine_idle_backoff(unsigned *idle, unsigned max_us)
 		return;
 	}
 	us = 1u << RTE_MIN(*idle - IDLE_SPIN, 20u);
-	us = RTE_MIN(us, max_us);
+	us = RTE_MIN(us, e->idle_sleep_us);
 	ts.tv_sec = us / 1000000;
 	ts.tv_nsec = (long)(us % 1000000) * 1000;
+	__atomic_store_n(&e->spinning, 0, __ATOMIC_RELAXED);
 	nanosleep(&ts, NULL);
+	__atomic_store_n(&e->spinning, 1, __ATOMIC_RELAXED);
 }
 
 static int32_t
@@ -291,10 +390,11 @@ engine_service(void *arg)
 	struct droce_engine *e = arg;
 	static RTE_DEFINE_PER_LCORE(unsigned, idle);
 
+	__atomic_store_n(&e->spinning, 1, __ATOMIC_RELAXED);
 	if (droce_engine_poll(e) > 0)
 		RTE_PER_LCORE(idle) = 0;
 	else
-		engine_idle_backoff(&RTE_PER_LCORE(idle), e->idle_sleep_us);
+		engine_idle_backoff(e, &RTE_PER_LCORE(idle));
 	return 0;
 }
 
@@ -304,12 +404,14 @@ engine_thread(void *arg)
 	struct droce_engine *e = arg;
 	unsigned idle = 0;
 
+	__atomic_store_n(&e->spinning, 1, __ATOMIC_RELAXED);
 	while (!e->stop) {
 		if (droce_engine_poll(e) > 0)
 			idle = 0;
 		else
-			engine_idle_backoff(&idle, e->idle_sleep_us);
+			engine_idle_backoff(e, &idle);
 	}
+	__atomic_store_n(&e->spinning, 0, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -371,6 +473,9 @@ droce_engine_create(struct droce_port *port, struct droce_num_table *qpt,
 	e->tx.mrt = mrt;
 	e->tx.no_mbuf = &e->stats.tx_no_mbuf;
 	e->tx.rxs = &e->stats.rx;
+	e->burst = droce_port_cycles(port);
+	e->long_base = rte_get_tsc_hz() / 1000000 * LONG_BASE_US;
+	e->long_frame = rte_get_tsc_hz() / 1000000 * LONG_FRAME_US;
 	e->tx.srqt = srqt;
 	snprintf(rname, sizeof(rname), "%s_kick", name);
 	e->kicks = rte_ring_create(rname, rte_align32pow2(qpt->max + 1), SOCKET_ID_ANY,
@@ -430,6 +535,7 @@ droce_engine_stop(struct droce_engine *e)
 	/* Wait for a service lcore that may be inside an iteration. */
 	while (rte_service_may_be_active(e->service_id) == 1)
 		rte_pause();
+	__atomic_store_n(&e->spinning, 0, __ATOMIC_RELAXED);
 	engine_drain(e);
 }
 

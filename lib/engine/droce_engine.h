@@ -39,6 +39,24 @@ struct droce_engine_stats {
 	uint64_t tx_stall_drops;     /**< frames dropped because the link took nothing for long */
 	uint64_t tx_no_mbuf;         /**< frames not built for want of an mbuf (built later) */
 	struct droce_rx_stats rx;    /**< received packets dropped or refused, by cause */
+	/* What the engine costs, per unit of work: TSC cycles of the
+	 * iterations that moved frames (in or out), and of those the cycles
+	 * the port's burst calls took; busy minus both is droce's own. */
+	uint64_t busy_cycles;        /**< TSC cycles of iterations that moved frames */
+	uint64_t rx_burst_cycles;    /**< of those, inside rte_eth_rx_burst() */
+	uint64_t tx_burst_cycles;    /**< of those, inside rte_eth_tx_burst() */
+	/** Iterations that moved frames but took longer than 20 us plus 2 us
+	 *  per frame, left out of the three above: the thread lost its CPU
+	 *  meanwhile (no iteration needs that long), and a TSC counts that
+	 *  time too. */
+	uint64_t long_iterations;
+	/* The work, each way: messages (counted at the frame that ends one:
+	 * last or only, not an ACK) and payload bytes. The frames are the
+	 * port's rx_roce and tx_frames. */
+	uint64_t rx_msgs;            /**< frames received that end a message */
+	uint64_t rx_payload_bytes;   /**< payload bytes received */
+	uint64_t tx_msgs;            /**< frames built that end a message (tx_stall_drops may drop some) */
+	uint64_t tx_payload_bytes;   /**< payload bytes built */
 };
 
 struct droce_engine {
@@ -47,10 +65,16 @@ struct droce_engine {
 	struct rte_rcu_qsbr *rcu;
 	unsigned rcu_id;             /**< this engine's reader id in @ref rcu */
 	uint32_t busy;               /**< the try-lock */
+	/** 1 while a progress thread or service lcore busy-polls the engine
+	 *  (not while it sleeps): application threads leave it alone. */
+	uint32_t spinning;
 	struct rte_ring *kicks;      /**< QPs with new work, from any thread */
 	TAILQ_HEAD(, droce_qp) active;
 	struct droce_tx tx;
 	uint64_t tx_stall_tsc;       /**< when the link last stopped taking frames; 0: it takes them */
+	uint16_t tx_counted;         /**< staged frames already in the tx counters */
+	const struct droce_port_cycles *burst; /**< the port's burst cycle totals */
+	uint64_t long_base, long_frame; /**< an iteration longer than base + frame per frame is not counted busy */
 	uint32_t service_id;
 	/* progress thread */
 	pthread_t thread;
@@ -85,6 +109,34 @@ int droce_engine_poll(struct droce_engine *e);
 
 /** Tell the engine @p qp has new work. Any thread; cheap when already told. */
 void droce_engine_kick(struct droce_engine *e, struct droce_qp *qp);
+
+/**
+ * A poster published new send WQEs of @p qp (sq.prod): kick the engine
+ * only when the QP is off its active list. The engine serves an active
+ * QP's new WQEs without being told, so the common post costs one fence
+ * and a read of a line the engine rarely writes. The fence pairs with
+ * the one the engine makes before it lets a QP go (engine_qp_stays()):
+ * either the engine sees the new WQEs, or the poster sees the QP idle.
+ */
+static inline void
+droce_engine_doorbell(struct droce_engine *e, struct droce_qp *qp)
+{
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&qp->idle, __ATOMIC_RELAXED))
+		droce_engine_kick(e, qp);
+}
+
+/**
+ * Should an application thread run an iteration of @p e (inside
+ * ibv_post_send() or ibv_poll_cq())? Not while a progress thread or
+ * service lcore is busy-polling it: that would only bounce the engine's
+ * try-lock between cores. Yes when nobody runs it, or its runner sleeps.
+ */
+static inline bool
+droce_engine_wants_help(const struct droce_engine *e)
+{
+	return !__atomic_load_n(&e->spinning, __ATOMIC_RELAXED);
+}
 
 /**
  * Start droce's progress thread for @p e: it runs iterations and sleeps

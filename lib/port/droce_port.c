@@ -228,6 +228,12 @@ droce_port_mempool(const struct droce_port *p)
 	return p->mp;
 }
 
+const struct droce_port_cycles *
+droce_port_cycles(const struct droce_port *p)
+{
+	return &p->cycles;
+}
+
 uint16_t
 droce_port_ethdev(const struct droce_port *p)
 {

@@ -151,6 +151,19 @@ struct droce_port_stats {
 	struct droce_fault_stats tx_fault; /**< what the TX fault stage did */
 };
 
+/**
+ * Cycles (TSC) spent inside the ethdev's burst calls, rte_eth_rx_burst()
+ * and rte_eth_tx_burst(), since the port was attached: the time that is
+ * the port's and not droce's. Running totals written by the engine thread
+ * in droce_port_rx()/droce_port_tx() and read by the same thread around
+ * each engine iteration (no atomics); the engine counters carry them to
+ * other threads.
+ */
+struct droce_port_cycles {
+	uint64_t rx;                 /**< inside rte_eth_rx_burst() */
+	uint64_t tx;                 /**< inside rte_eth_tx_burst() */
+};
+
 struct droce_port;
 
 /**
@@ -177,11 +190,22 @@ droce_pkt_of(struct rte_mbuf *m)
 /**
  * Receive up to @p n RoCEv2 frames addressed to this port (including
  * frames looped back by droce_port_tx()). Each returned mbuf has been
- * parsed and its ICRC checked: droce_pkt_of(m) holds the result. ARP and
- * everything else are consumed and counted here.
+ * parsed, droce_pkt_of(m) holds the result, but its ICRC is not checked
+ * yet: pass each to droce_port_rx_verify() before reading its payload.
+ * ARP and everything else are consumed and counted here.
  * @return the number of frames in @p pkts.
  */
 uint16_t droce_port_rx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n);
+
+/**
+ * Check the ICRC of a frame droce_port_rx() returned, right before it is
+ * handled (so the frame is in cache for the payload copy that follows);
+ * a good frame counts in rx_roce and teaches the neighbour table its
+ * sender, a bad one counts in rx_bad_icrc. Nothing of a frame may reach
+ * application memory before this said yes. @p now: the TSC.
+ * @return true when the frame is good; either way it stays the caller's.
+ */
+bool droce_port_rx_verify(struct droce_port *p, struct rte_mbuf *m, uint64_t now);
 
 /**
  * Send up to @p n complete frames (headers, payload, ICRC). Frames whose
@@ -196,6 +220,9 @@ uint16_t droce_port_tx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
 
 /** The pool the transport allocates frames from. */
 struct rte_mempool *droce_port_mempool(const struct droce_port *p);
+
+/** The port's burst cycle totals (for the engine thread that owns it). */
+const struct droce_port_cycles *droce_port_cycles(const struct droce_port *p);
 
 /** The ethdev behind the port. */
 uint16_t droce_port_ethdev(const struct droce_port *p);

@@ -86,6 +86,7 @@ struct droce_port {
 	struct rte_mempool *mp;
 	struct rte_ring *lo;     /* frames the port sent to itself */
 	struct droce_port_stats stats;
+	struct droce_port_cycles cycles; /* engine thread only */
 	/* Published by capture start/stop, read by the engine. */
 	struct droce_capture *capture;
 	uint32_t capture_users;  /* engine calls inside the capture */

@@ -3,9 +3,15 @@
  * RX: frames looped back by the port's own TX first, then the ethdev's
  * (through the RX fault stage when faults are on: looped back frames
  * passed the TX one). Every frame is classified here: RoCEv2 addressed to
- * one of the port's GIDs, parsed and ICRC-checked, goes to the caller; ARP
- * is handled; everything else is counted and freed. Headers are read with
+ * one of the port's GIDs, parsed, goes to the caller; ARP is handled;
+ * everything else is counted and freed. Headers are read with
  * rte_pktmbuf_read(), so frames of any length and shape are safe.
+ *
+ * The ICRC is checked later, one frame at a time, right before the
+ * engine handles the frame (droce_port_rx_verify()): the check brings the
+ * frame into the cache and the copy of its payload that follows reads it
+ * from there, where checking a whole burst first would have evicted the
+ * early frames by the time they were copied.
  */
 #include <string.h>
 
@@ -31,13 +37,14 @@ rx_learn(struct droce_port *p, const struct droce_pkt *pkt, uint64_t now)
 	droce_neigh_learn(p, ip, &pkt->src_mac, pkt->vlan_tci, now);
 }
 
-/* An IPv4 or IPv6 frame: keep it if it is RoCEv2 for us. */
+/* An IPv4 or IPv6 frame: keep it if it is RoCEv2 for us. Its ICRC is
+ * checked later, frame by frame (droce_port_rx_verify()). */
 static bool
-rx_roce(struct droce_port *p, struct rte_mbuf *m, uint64_t now)
+rx_roce(struct droce_port *p, struct rte_mbuf *m)
 {
 	struct droce_pkt *pkt = droce_pkt_of(m);
 
-	switch (droce_pkt_parse(m, pkt, true)) {
+	switch (droce_pkt_parse(m, pkt, false)) {
 	case DROCE_PARSE_OK:
 		break;
 	case DROCE_PARSE_NOT_ROCE:
@@ -45,9 +52,6 @@ rx_roce(struct droce_port *p, struct rte_mbuf *m, uint64_t now)
 		return false;
 	case DROCE_PARSE_BAD_OPCODE:
 		DROCE_STAT_ADD(p, rx_bad_opcode, 1);
-		return false;
-	case DROCE_PARSE_BAD_ICRC:
-		DROCE_STAT_ADD(p, rx_bad_icrc, 1);
 		return false;
 	default:
 		DROCE_STAT_ADD(p, rx_malformed, 1);
@@ -57,6 +61,19 @@ rx_roce(struct droce_port *p, struct rte_mbuf *m, uint64_t now)
 		DROCE_STAT_ADD(p, rx_not_ours, 1);
 		return false;
 	}
+	return true;
+}
+
+bool
+droce_port_rx_verify(struct droce_port *p, struct rte_mbuf *m, uint64_t now)
+{
+	const struct droce_pkt *pkt = droce_pkt_of(m);
+
+	if (!droce_icrc_check(m, pkt->l3_off)) {
+		DROCE_STAT_ADD(p, rx_bad_icrc, 1);
+		return false;
+	}
+	/* Only a frame whose ICRC is right teaches an address. */
 	if (!pkt->ipv6)
 		rx_learn(p, pkt, now);
 	DROCE_STAT_ADD(p, rx_roce, 1);
@@ -69,7 +86,7 @@ rx_roce(struct droce_port *p, struct rte_mbuf *m, uint64_t now)
  * because their MAC or their IP address is the port's.
  */
 static bool
-rx_one(struct droce_port *p, struct rte_mbuf *m, bool looped, uint64_t now)
+rx_one(struct droce_port *p, struct rte_mbuf *m, bool looped)
 {
 	struct rte_ether_hdr eh_buf;
 	struct rte_vlan_hdr vh_buf;
@@ -106,7 +123,7 @@ rx_one(struct droce_port *p, struct rte_mbuf *m, bool looped, uint64_t now)
 		return false;
 	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
 	case RTE_BE16(RTE_ETHER_TYPE_IPV6):
-		if (rx_roce(p, m, now))
+		if (rx_roce(p, m))
 			return true;
 		goto drop;
 	default:
@@ -118,18 +135,28 @@ drop:
 	return false;
 }
 
+/* The ethdev's burst, timed: its cycles are the port's, not droce's. */
+static uint16_t
+rx_burst(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t t0 = rte_get_tsc_cycles();
+	uint16_t nb = rte_eth_rx_burst(p->port_id, 0, pkts, n);
+
+	p->cycles.rx += rte_get_tsc_cycles() - t0;
+	return nb;
+}
+
 /* Capture, classify and compact @p n frames in place. @return those kept. */
 static uint16_t
 rx_classify(struct droce_port *p, struct droce_capture *c,
 	    struct rte_mbuf **pkts, uint16_t n, bool looped)
 {
-	uint64_t now = rte_get_tsc_cycles();
 	uint16_t i, kept = 0;
 
 	if (c != NULL)
 		droce_capture_frames(c, p->port_id, pkts, n, RTE_PCAPNG_DIRECTION_IN);
 	for (i = 0; i < n; i++)
-		if (rx_one(p, pkts[i], looped, now))
+		if (rx_one(p, pkts[i], looped))
 			pkts[kept++] = pkts[i];
 	return kept;
 }
@@ -149,7 +176,7 @@ rx_faulty(struct droce_port *p, struct droce_capture *c, struct rte_mbuf **pkts,
 
 	droce_fault_sync(f);
 	nb = RTE_MIN(n, droce_fault_room(f));
-	nb = nb != 0 ? rte_eth_rx_burst(p->port_id, 0, pkts, nb) : 0;
+	nb = nb != 0 ? rx_burst(p, pkts, nb) : 0;
 	if (nb != 0) {
 		DROCE_STAT_ADD(p, rx_frames, nb);
 		droce_fault_input(f, pkts, nb, now);
@@ -175,7 +202,7 @@ droce_port_rx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
 		if (unlikely(droce_fault_busy(&p->fault_rx))) {
 			got += rx_faulty(p, c, pkts + got, n - got);
 		} else {
-			nb = rte_eth_rx_burst(p->port_id, 0, pkts + got, n - got);
+			nb = rx_burst(p, pkts + got, n - got);
 			if (nb != 0) {
 				DROCE_STAT_ADD(p, rx_frames, nb);
 				got += rx_classify(p, c, pkts + got, nb, false);

@@ -63,6 +63,7 @@ tx_wire(struct droce_port *p, struct droce_capture *c,
 	struct rte_mbuf **pkts, uint16_t n)
 {
 	struct rte_mbuf *copies[DROCE_PORT_BURST];
+	uint64_t t0;
 	uint16_t k;
 
 	/* Not started yet: like a link that is down, it takes nothing. */
@@ -74,7 +75,10 @@ tx_wire(struct droce_port *p, struct droce_capture *c,
 	if (c != NULL)
 		droce_capture_copy(c, p->port_id, pkts, n, RTE_PCAPNG_DIRECTION_OUT,
 				   copies);
+	t0 = rte_get_tsc_cycles();
 	k = rte_eth_tx_burst(p->port_id, 0, pkts, n);
+	/* the port's cycles, not droce's */
+	p->cycles.tx += rte_get_tsc_cycles() - t0;
 	if (c != NULL) {
 		droce_capture_write(c, copies, k);
 		rte_pktmbuf_free_bulk(copies + k, n - k);

@@ -102,10 +102,31 @@ struct droce_wq {
 	uint32_t max_wr;             /**< what the application may have outstanding */
 	uint32_t max_sge;
 	uint32_t max_inline;
-	uint32_t prod;               /**< next free slot, written by posters */
-	uint32_t cons;               /**< oldest WQE not yet completed, engine */
+	/* The posters' fields, a cache line away from the engine's (padding
+	 * rather than alignment: QPs come from calloc()). */
+	uint8_t pad0[RTE_CACHE_LINE_SIZE];
 	rte_spinlock_t lock;         /**< serialises posters */
+	uint32_t prod;               /**< next free slot, written by posters */
+	uint32_t cons_seen;          /**< posters' last look at @ref cons */
+	uint8_t pad1[RTE_CACHE_LINE_SIZE];
+	/* The engine's: posters read it only when the ring looks full. */
+	uint32_t cons;               /**< oldest WQE not yet completed */
+	uint8_t pad2[RTE_CACHE_LINE_SIZE];
 };
+
+/**
+ * Poster side, under the posters' lock: is there room for a WQE at index
+ * @p prod? Reads the engine's cache line only when the ring looks full
+ * from what the posters saw last.
+ */
+static inline bool
+droce_wq_room_at(struct droce_wq *q, uint32_t prod)
+{
+	if (prod - q->cons_seen < q->max_wr)
+		return true;
+	q->cons_seen = __atomic_load_n(&q->cons, __ATOMIC_ACQUIRE);
+	return prod - q->cons_seen < q->max_wr;
+}
 
 static inline void *
 droce_wq_at(const struct droce_wq *q, uint32_t idx)
@@ -248,9 +269,11 @@ struct droce_qp {
 	TAILQ_ENTRY(droce_qp) active_link;
 	bool active;                 /**< on the engine's active list */
 	uint32_t kicked;             /**< a kick is queued */
+	/** 1 while the QP is off the engine's active list: a poster must
+	 *  kick it (droce_engine_doorbell()). Written by the engine. */
+	uint32_t idle;
 	uint32_t engine_refs;        /**< kicks queued + active-list membership */
 	bool destroying;
-	uint16_t udp_sport;
 
 	/** QP counters. */
 	struct {

@@ -35,6 +35,15 @@ struct droce_dev_stats {
 int droce_dev_stats(unsigned index, struct droce_dev_stats *out);
 
 /**
+ * Counter @p i of @p s by name, for dumps: counters are numbered from 0 in
+ * the order of struct droce_engine_stats.
+ * @return the counter's name (e.g. "busy_cycles") with its value in
+ * *@p value, or NULL when @p i is past the last counter.
+ */
+const char *droce_engine_stats_at(const struct droce_engine_stats *s, unsigned i,
+				  uint64_t *value);
+
+/**
  * Register the /droce/ telemetry commands. Idempotent, any thread; called
  * when the first device attaches. The commands answer on the EAL's
  * telemetry socket unless the EAL runs with --no-telemetry.

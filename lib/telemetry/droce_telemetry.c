@@ -37,6 +37,9 @@ struct stat_name {
 static const struct stat_name engine_stats[] = {
 	ENGINE_STAT(iterations) ENGINE_STAT(tx_stall_drops) ENGINE_STAT(tx_no_mbuf)
 	DROCE_RX_STATS(ENGINE_RX_STAT)
+	ENGINE_STAT(busy_cycles) ENGINE_STAT(rx_burst_cycles) ENGINE_STAT(tx_burst_cycles)
+	ENGINE_STAT(long_iterations) ENGINE_STAT(rx_msgs) ENGINE_STAT(rx_payload_bytes)
+	ENGINE_STAT(tx_msgs) ENGINE_STAT(tx_payload_bytes)
 };
 static_assert(sizeof(struct droce_engine_stats) == RTE_DIM(engine_stats) * sizeof(uint64_t),
 	      "every engine counter has a name");
@@ -79,6 +82,15 @@ droce_dev_stats(unsigned index, struct droce_dev_stats *out)
 		return -ENODEV;
 	dev_stats(d, out);
 	return 0;
+}
+
+const char *
+droce_engine_stats_at(const struct droce_engine_stats *s, unsigned i, uint64_t *value)
+{
+	if (i >= RTE_DIM(engine_stats))
+		return NULL;
+	*value = stat_load(s, engine_stats[i].off);
+	return engine_stats[i].name;
 }
 
 /* ---- telemetry ---- */
@@ -149,9 +161,8 @@ tel_port(const char *cmd __rte_unused, const char *params, struct rte_tel_data *
 	rte_tel_data_add_dict_int(d, "ethdev", droce_port_ethdev(dev->port));
 	for (i = 0; (name = droce_port_stats_at(&s.port, i, &v)) != NULL; i++)
 		rte_tel_data_add_dict_u64(d, name, v);
-	for (i = 0; i < RTE_DIM(engine_stats); i++)
-		rte_tel_data_add_dict_u64(d, engine_stats[i].name,
-					  stat_load(&s.engine, engine_stats[i].off));
+	for (i = 0; (name = droce_engine_stats_at(&s.engine, i, &v)) != NULL; i++)
+		rte_tel_data_add_dict_u64(d, name, v);
 	return 0;
 }
 

@@ -126,6 +126,23 @@ resp_need_recv(struct droce_qp *qp, const struct droce_pkt *pkt)
 	return r;
 }
 
+/*
+ * Is the operation enabled on this QP (its qp_access_flags)? An RDMA
+ * operation the QP does not take is not supported by this receive queue:
+ * an invalid request (the IB completion statuses; rxe's check_op_valid),
+ * not an access error, which is about a memory region.
+ */
+static bool
+resp_op_enabled(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pkt,
+		int access)
+{
+	if (qp->attr.qp_access_flags & access)
+		return true;
+	tx->rxs->rx_bad_access++;
+	resp_error(tx, qp, DROCE_NAK_INVALID_REQ, pkt->psn, "operation not enabled on this QP");
+	return false;
+}
+
 /* Payload length rules: FIRST and MIDDLE packets are exactly one MTU. */
 static bool
 resp_len_ok(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pkt)
@@ -138,6 +155,23 @@ resp_len_ok(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pk
 		resp_error(tx, qp, DROCE_NAK_INVALID_REQ, pkt->psn, "payload of the wrong length");
 	}
 	return ok;
+}
+
+/*
+ * The end of a SEND with invalidate. A peer may invalidate only memory
+ * windows and fast-registered regions, which droce does not have yet, so
+ * the key it names cannot be invalidated; the message ends as IBA class J
+ * errors do (and as in rxe): acknowledged (the requester succeeds), its
+ * receive completed in error, the QP in the error state. Never a success
+ * that claims a key was revoked while its memory stays reachable.
+ */
+static void
+resp_invalidate_failed(struct droce_tx *tx, struct droce_qp *qp)
+{
+	tx->rxs->rx_bad_invalidate++;
+	resp_recv_fail(qp, IBV_WC_REM_INV_REQ_ERR);
+	__atomic_store_n(&qp->state, IBV_QPS_ERR, __ATOMIC_RELEASE);
+	droce_qp_event(qp, IBV_EVENT_QP_REQ_ERR);
 }
 
 /* SEND FIRST/MIDDLE/LAST/ONLY. @return false if the packet was refused. */
@@ -167,7 +201,11 @@ resp_send(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	}
 	qp->resp.send_offset += pkt->payload_len;
 	if (flags & DROCE_OPF_LAST) {
-		resp_recv_complete(qp, r, IBV_WC_SUCCESS, IBV_WC_RECV, qp->resp.send_offset, pkt, m);
+		if (flags & DROCE_OPF_IETH)
+			resp_invalidate_failed(tx, qp);
+		else
+			resp_recv_complete(qp, r, IBV_WC_SUCCESS, IBV_WC_RECV,
+					   qp->resp.send_offset, pkt, m);
 		qp->resp.in_send = false;
 		qp->resp.msn++;
 	}
@@ -183,7 +221,7 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	struct droce_recv_wqe *r = NULL;
 	uint8_t *dst;
 
-	if (!resp_len_ok(tx, qp, pkt))
+	if (!resp_len_ok(tx, qp, pkt) || !resp_op_enabled(tx, qp, pkt, IBV_ACCESS_REMOTE_WRITE))
 		return false;
 	if (flags & DROCE_OPF_FIRST) {
 		const struct droce_reth *reth = droce_pkt_hdr(m, pkt, DROCE_HDR_RETH);
@@ -192,6 +230,17 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		qp->resp.write_rkey = rte_be_to_cpu_32(reth->rkey);
 		qp->resp.write_resid = rte_be_to_cpu_32(reth->len);
 		qp->resp.send_offset = qp->resp.write_resid; /* byte_len of a WRITE_IMM */
+		/* The whole range the RETH names, before a byte of it is
+		 * written: a WRITE that runs past its region writes nothing. */
+		if (qp->resp.write_resid > 0 &&
+		    droce_mr_addr(droce_mr_lookup(tx->mrt, qp->resp.write_rkey), qp->pd_handle,
+				  qp->resp.write_va, qp->resp.write_resid,
+				  IBV_ACCESS_REMOTE_WRITE) == NULL) {
+			tx->rxs->rx_bad_access++;
+			resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn,
+				   "WRITE outside the region");
+			return false;
+		}
 	}
 	if (pkt->payload_len > qp->resp.write_resid ||
 	    ((flags & DROCE_OPF_LAST) && pkt->payload_len != qp->resp.write_resid)) {
@@ -201,12 +250,12 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	}
 	if ((flags & DROCE_OPF_IMMDT) && (r = resp_need_recv(qp, pkt)) == NULL)
 		return false;
-	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ||
-	    ((dst = droce_mr_addr(droce_mr_lookup(tx->mrt, qp->resp.write_rkey), qp->pd_handle,
-				  qp->resp.write_va, pkt->payload_len,
-				  IBV_ACCESS_REMOTE_WRITE)) == NULL && pkt->payload_len > 0)) {
+	/* Looked up again per packet: the region may be gone since the FIRST. */
+	if ((dst = droce_mr_addr(droce_mr_lookup(tx->mrt, qp->resp.write_rkey), qp->pd_handle,
+				 qp->resp.write_va, pkt->payload_len,
+				 IBV_ACCESS_REMOTE_WRITE)) == NULL && pkt->payload_len > 0) {
 		tx->rxs->rx_bad_access++;
-		resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "WRITE outside the region, or no remote write");
+		resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "WRITE outside the region");
 		return false;
 	}
 	if (pkt->payload_len > 0)
@@ -278,11 +327,12 @@ resp_read(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		resp_error(tx, qp, DROCE_NAK_INVALID_REQ, pkt->psn, "READ longer than 2^31 bytes");
 		return false;
 	}
-	if (!(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
-	    (len > 0 && droce_mr_addr(droce_mr_lookup(tx->mrt, rkey), qp->pd_handle, va, len,
-				      IBV_ACCESS_REMOTE_READ) == NULL)) {
+	if (!resp_op_enabled(tx, qp, pkt, IBV_ACCESS_REMOTE_READ))
+		return false;
+	if (len > 0 && droce_mr_addr(droce_mr_lookup(tx->mrt, rkey), qp->pd_handle, va, len,
+				     IBV_ACCESS_REMOTE_READ) == NULL) {
 		tx->rxs->rx_bad_access++;
-		resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "READ outside the region, or no remote read");
+		resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "READ outside the region");
 		return false;
 	}
 	res = resp_res_alloc(qp);
@@ -309,6 +359,8 @@ resp_atomic(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	struct droce_read_res *res;
 	uint64_t *p;
 
+	if (!resp_op_enabled(tx, qp, pkt, IBV_ACCESS_REMOTE_ATOMIC))
+		return false;
 	if ((va & 7) != 0) {
 		tx->rxs->rx_misaligned_atomic++;
 		resp_error(tx, qp, DROCE_NAK_INVALID_REQ, pkt->psn, "unaligned atomic");
@@ -317,9 +369,9 @@ resp_atomic(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	p = (uint64_t *)droce_mr_addr(droce_mr_lookup(tx->mrt, rte_be_to_cpu_32(a->rkey)),
 				      qp->pd_handle, va, sizeof(uint64_t),
 				      IBV_ACCESS_REMOTE_ATOMIC);
-	if (p == NULL || !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC)) {
+	if (p == NULL) {
 		tx->rxs->rx_bad_access++;
-		resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "atomic outside the region, or no remote atomic");
+		resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "atomic outside the region");
 		return false;
 	}
 	res = resp_res_alloc(qp);
@@ -411,8 +463,10 @@ resp_ud(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		memcpy(grh + 20, rte_pktmbuf_mtod_offset(m, void *, pkt->l3_off), 20);
 	if (droce_sge_copy(tx->mrt, qp->pd_handle, r->sge, r->num_sge, 0, grh, sizeof(grh),
 			   true) != 0 ||
-	    droce_payload_to_sge(tx, qp->pd_handle, r->sge, r->num_sge, sizeof(grh), m, pkt) != 0)
+	    droce_payload_to_sge(tx, qp->pd_handle, r->sge, r->num_sge, sizeof(grh), m, pkt) != 0) {
+		tx->rxs->rx_recv_too_small++;
 		st = IBV_WC_LOC_LEN_ERR;
+	}
 	resp_recv_complete(qp, r, st, IBV_WC_RECV, sizeof(grh) + pkt->payload_len, pkt, m);
 }
 

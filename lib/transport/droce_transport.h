@@ -51,6 +51,7 @@ struct droce_port;
 	X(rx_bad_xrc_srq)    /* XRC SRQ number not of the QP's domain */	\
 	X(rx_ud_no_recv)     /* UD datagram with no receive posted */	\
 	X(rx_bad_response)   /* READ response of the wrong length */	\
+	X(rx_bad_invalidate) /* SEND with invalidate of a key that cannot be */ \
 	X(naks_inv_req_sent)     /* NAK invalid request sent */		\
 	X(naks_rem_access_sent)  /* NAK remote access error sent */
 

@@ -24,7 +24,7 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, const struct droc
 		(*tx->no_mbuf)++;
 		return NULL;
 	}
-	l3.udp_sport = qp->udp_sport;
+	l3.udp_sport = droce_udp_sport(av->l3.flow_label, qp->qpn, dqpn);
 	hlen = droce_l3_hdr_len(&l3);
 	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hlen + l4len));
 	if (p == NULL) {

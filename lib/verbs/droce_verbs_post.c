@@ -115,7 +115,7 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 	}
 	rte_spinlock_lock(&sq->lock);
 	for (; wr != NULL; wr = wr->next) {
-		if (sq->prod - __atomic_load_n(&sq->cons, __ATOMIC_ACQUIRE) >= sq->max_wr) {
+		if (!droce_wq_room_at(sq, sq->prod)) {
 			rc = ENOMEM;
 			break;
 		}
@@ -127,7 +127,7 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 	rte_spinlock_unlock(&sq->lock);
 	if (rc != 0)
 		*bad = wr;
-	droce_engine_kick(qp->engine, qp);
+	droce_engine_doorbell(qp->engine, qp);
 	droce_engine_nudge(qp->engine);
 	return rc;
 }

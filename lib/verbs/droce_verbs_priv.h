@@ -153,11 +153,12 @@ int droce_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device
 struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
 struct ibv_qp *droce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
 
-/* Run the engine a CQ or QP belongs to once, from an application thread. */
+/* Run the engine a CQ or QP belongs to once, from an application thread,
+ * unless its own runner is busy-polling it anyway. */
 static inline void
 droce_engine_nudge(struct droce_engine *e)
 {
-	if (e != NULL)
+	if (e != NULL && droce_engine_wants_help(e))
 		droce_engine_poll(e);
 }
 

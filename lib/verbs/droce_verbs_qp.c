@@ -165,6 +165,7 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 	qp->rq.max_sge = cap->max_recv_sge;
 	qp->type = ax->qp_type;
 	qp->state = IBV_QPS_RESET;
+	qp->idle = 1;
 	pthread_mutex_init(&qp->mutex, NULL);
 	rte_spinlock_init(&qp->hlock);
 	LIST_INIT(&qp->handle_list);
@@ -186,7 +187,6 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 		goto fail;
 	/* A fixed UDP source port per QP, from the range RoCEv2 reserves for
 	 * entropy (0xC000 and up), as rxe does. */
-	qp->udp_sport = 0xc000 | (qp->qpn & 0x3fff);
 	h = droce_qp_handle_new(qp, ctx, ax->qp_context, ax->pd, qp->scq ? ax->send_cq : NULL,
 				qp->rcq ? ax->recv_cq : NULL, qp->srq ? ax->srq : NULL);
 	if (h == NULL) {
@@ -248,8 +248,8 @@ droce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 static void
 qp_reset_engine_state(struct droce_qp *qp)
 {
-	qp->sq.prod = qp->sq.cons = 0;
-	qp->rq.prod = qp->rq.cons = 0;
+	qp->sq.prod = qp->sq.cons = qp->sq.cons_seen = 0;
+	qp->rq.prod = qp->rq.cons = qp->rq.cons_seen = 0;
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));

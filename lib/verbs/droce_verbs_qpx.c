@@ -45,7 +45,7 @@ qpx_flush(struct droce_qp_handle *h)
 	x->open = false;
 	if (x->err != 0)
 		return;
-	if (x->next - __atomic_load_n(&qp->sq.cons, __ATOMIC_ACQUIRE) >= qp->sq.max_wr) {
+	if (!droce_wq_room_at(&qp->sq, x->next)) {
 		x->err = ENOMEM;
 		return;
 	}
@@ -237,7 +237,7 @@ x_complete(struct ibv_qp_ex *q)
 		__atomic_store_n(&qp->sq.prod, h->x->next, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&qp->sq.lock);
 	if (err == 0) {
-		droce_engine_kick(qp->engine, qp);
+		droce_engine_doorbell(qp->engine, qp);
 		droce_engine_nudge(qp->engine);
 	}
 	return err;

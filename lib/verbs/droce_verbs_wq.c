@@ -18,7 +18,7 @@ droce_wq_init(struct droce_wq *q, uint32_t max_wr, uint32_t stride)
 	q->stride = stride;
 	q->mask = n - 1;
 	q->max_wr = max_wr;
-	q->prod = q->cons = 0;
+	q->prod = q->cons = q->cons_seen = 0;
 	rte_spinlock_init(&q->lock);
 	return 0;
 }
@@ -36,7 +36,7 @@ droce_wq_post_recv(struct droce_wq *q, struct ibv_recv_wr *wr, struct ibv_recv_w
 			rc = EINVAL;
 			break;
 		}
-		if (q->prod - __atomic_load_n(&q->cons, __ATOMIC_ACQUIRE) >= q->max_wr) {
+		if (!droce_wq_room_at(q, q->prod)) {
 			rc = ENOMEM;
 			break;
 		}

@@ -257,6 +257,37 @@ droce_psn_add(uint32_t psn, uint32_t n)
 	return (psn + n) & DROCE_PSN_MASK;
 }
 
+/* ---- flow label and UDP source port ---- */
+
+/**
+ * The flow label of a flow whose AH gave none, from its two QPNs, as
+ * Linux computes it (rdma_calc_flow_label()): the same label, and so the
+ * same UDP source port, on both ends of a connection.
+ */
+static inline uint32_t
+droce_flow_label(uint32_t lqpn, uint32_t rqpn)
+{
+	uint64_t v = (uint64_t)lqpn * rqpn;
+
+	v ^= v >> 20;
+	v ^= v >> 40;
+	return (uint32_t)(v & 0xfffff);
+}
+
+/**
+ * The UDP source port of a RoCEv2 flow (rdma_get_udp_sport()): the 20-bit
+ * flow label (@p fl, or droce_flow_label() when 0) folded into 14 bits,
+ * in the range 0xC000-0xFFFF. Switches' ECMP and NICs' RSS hash on it, so
+ * flows spread exactly as they do between Linux hosts.
+ */
+static inline uint16_t
+droce_udp_sport(uint32_t fl, uint32_t lqpn, uint32_t rqpn)
+{
+	if (fl == 0)
+		fl = droce_flow_label(lqpn, rqpn);
+	return (uint16_t)(0xc000 | ((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)));
+}
+
 /* ---- byte helpers for the 24-bit fields ---- */
 
 static inline uint32_t

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The benchmark sweep behind docs/benchmarks.md: RDMA WRITE bandwidth,
 # message rate and latency from 64 B to 1 MiB at IB MTU 1024 and 4096,
-# each beside --raw-l2 (the same frames as plain Ethernet on the same
-# port), over one memif link between two droce-perf processes.
+# each beside the ideal RoCE endpoint (--raw-l2 --touch) and plain
+# --raw-l2 (the same frames as plain Ethernet on the same port), over one
+# memif link between two droce-perf processes.
 #
 # Usage: sweep.sh [-d SECONDS] [-n ITERS] [-r REPEATS] BUILD_DIR OUT_DIR
 #   -d  seconds per bandwidth point (-D; default 0.6, of which the middle
@@ -12,13 +13,10 @@
 #       (highest bandwidth and message rate, lowest typical latency)
 # Writes OUT_DIR/sweep.json (every run's --json output), OUT_DIR/sweep.csv
 # (one line per MTU and size, the best of the runs) and OUT_DIR/sweep.png
-# (gnuplot). Not part of CI: it takes about 8 minutes.
+# (gnuplot). Not part of CI: it takes about 12 minutes.
 #
-# The two droce-perf processes busy-poll one core each: anything else on
-# the machine takes its time from them and shows as lost bandwidth, or as
-# latency in multiples of the scheduler's tick. So each run waits (up to
-# 20 s) until the CPUs are idle, and each test runs -r times.
-# Progress goes to stderr.
+# Each run waits (up to 20 s) until the CPUs are idle (bench_env.sh), and
+# each test runs -r times. Progress goes to stderr.
 set -euo pipefail
 
 usage="usage: sweep.sh [-d SECONDS] [-n ITERS] [-r REPEATS] BUILD_DIR OUT_DIR"
@@ -36,61 +34,11 @@ done
 shift $((OPTIND - 1))
 build=${1:?$usage}
 out=${2:?$usage}
-exe=$build/apps/droce-perf/droce-perf
-[[ -x $exe ]] || { echo "sweep: $exe is not built" >&2; exit 1; }
-command -v gnuplot >/dev/null || { echo "sweep: gnuplot is missing" >&2; exit 1; }
-mountpoint -q /dev/hugepages || { echo "sweep: no hugepages: run scripts/hugepages.sh" >&2; exit 1; }
+
+# shellcheck source=tests/bench/bench_env.sh
+source "$(dirname "$0")/bench_env.sh"
+bench_setup sweep "$build"
 mkdir -p "$out"
-
-# shellcheck source=tests/common/pair_env.sh
-source "$(dirname "$0")/../common/pair_env.sh"
-pair_setup sweep
-sock=$tmp/memif.sock
-
-# Wait until the CPUs were 90% idle for a moment (20 s at most).
-wait_idle() {
-	local t1 i1 t2 i2 u n s i w q sq st rest tries
-	for (( tries = 0; tries < 66; tries++ )); do
-		read -r _ u n s i w q sq st rest < /proc/stat
-		t1=$((u + n + s + i + w + q + sq + st)) i1=$i
-		sleep 0.3
-		read -r _ u n s i w q sq st rest < /proc/stat
-		t2=$((u + n + s + i + w + q + sq + st)) i2=$i
-		(( 100 * (i2 - i1) >= 90 * (t2 - t1) )) && return 0
-	done
-	echo "sweep: the machine is busy; measuring anyway" >&2
-}
-
-# run NAME [perf options...]: a server/client pair; the client's JSON is
-# kept as $tmp/NAME.json.
-run() {
-	local name=$1 s i vdev
-	shift
-	wait_idle
-	echo "sweep: $name" >&2
-	vdev="socket=$sock,socket-abstract=no,bsize=4352"
-	rm -f "$sock"
-	"$exe" -l 0 --in-memory --no-pci --no-telemetry --vdev="net_memif0,role=server,$vdev" -- \
-		--json -p "$tcp_port" --ip 10.0.0.1/24 --mac 02:00:00:00:00:01 "$@" \
-		>"$tmp/$name.server.json" 2>"$tmp/$name.server.err" &
-	s=$!
-	pids=("$s")
-	for (( i = 0; i < 300; i++ )); do
-		[[ -S $sock ]] && break
-		sleep 0.05
-	done
-	if ! "$exe" -l 1 --in-memory --no-pci --no-telemetry --vdev="net_memif0,role=client,$vdev" -- \
-		--json -p "$tcp_port" --ip 10.0.0.2/24 --mac 02:00:00:00:00:02 "$@" 127.0.0.1 \
-		>"$tmp/$name.json" 2>"$tmp/$name.err" || ! wait "$s"; then
-		echo "sweep: $name failed (its figures are left out):" >&2
-		grep -hv '^EAL' "$tmp/$name.err" "$tmp/$name.server.err" | tail -n 5 >&2
-		rm -f "$tmp/$name.json"
-		wait
-		pids=()
-		return 1
-	fi
-	pids=()
-}
 
 # One pair per point, so a burst of other work on the machine spoils one
 # point of one run, not a whole curve.
@@ -99,13 +47,15 @@ sizes="64 128 256 512 1024 2048 4096 8192 16384 32768 65536 131072 262144 524288
 for (( r = 1; r <= repeats; r++ )); do
 	for mtu in 1024 4096; do
 		for size in $sizes; do
-			run "droce-bw-$mtu-$size-$r" --test write --mode bw -s "$size" -D "$secs" -m "$mtu" || true
-			run "raw-bw-$mtu-$size-$r" --raw-l2 --test write --mode bw -s "$size" -D "$secs" -m "$mtu" || true
+			bench_run "droce-bw-$mtu-$size-$r" --test write --mode bw -s "$size" -D "$secs" -m "$mtu" || true
+			bench_run "ideal-bw-$mtu-$size-$r" --raw-l2 --touch --test write --mode bw -s "$size" -D "$secs" -m "$mtu" || true
+			bench_run "raw-bw-$mtu-$size-$r" --raw-l2 --test write --mode bw -s "$size" -D "$secs" -m "$mtu" || true
 		done
 		# 8 B too: the latency target is stated for it
 		for size in 8 $sizes; do
-			run "droce-lat-$mtu-$size-$r" --test write --mode lat -s "$size" -n "$iters" -m "$mtu" || true
-			run "raw-lat-$mtu-$size-$r" --raw-l2 --test write --mode lat -s "$size" -n "$iters" -m "$mtu" || true
+			bench_run "droce-lat-$mtu-$size-$r" --test write --mode lat -s "$size" -n "$iters" -m "$mtu" || true
+			bench_run "ideal-lat-$mtu-$size-$r" --raw-l2 --touch --test write --mode lat -s "$size" -n "$iters" -m "$mtu" || true
+			bench_run "raw-lat-$mtu-$size-$r" --raw-l2 --test write --mode lat -s "$size" -n "$iters" -m "$mtu" || true
 		done
 	done
 done
@@ -139,6 +89,7 @@ rows = []
 for mtu in (1024, 4096):
     dbw, rbw = best(f"droce-bw-{mtu}", "bw_average", max), best(f"raw-bw-{mtu}", "bw_average", max)
     dlat, rlat = best(f"droce-lat-{mtu}", "t_typical", min), best(f"raw-lat-{mtu}", "t_typical", min)
+    ibw, ilat = best(f"ideal-bw-{mtu}", "bw_average", max), best(f"ideal-lat-{mtu}", "t_typical", min)
     # 8 B for the latency target; the sweep itself is 64 B .. 1 MiB
     size = 8
     def val(d, key):
@@ -151,6 +102,8 @@ for mtu in (1024, 4096):
             "droce_mpps": val(dbw, "msg_rate_mpps"), "raw_mpps": val(rbw, "msg_rate_mpps"),
             "raw_frame_mpps": val(rbw, "frame_rate_mpps"),
             "droce_lat_us": val(dlat, "t_typical"), "raw_lat_us": val(rlat, "t_typical"),
+            "ideal_gbps": val(ibw, "bw_average_gbps"), "ideal_mpps": val(ibw, "msg_rate_mpps"),
+            "ideal_lat_us": val(ilat, "t_typical"),
         })
         size = 64 if size == 8 else size * 2
 with open(os.path.join(out, "sweep.csv"), "w", newline="") as f:
@@ -168,7 +121,7 @@ EOF
 gnuplot <<EOF
 set terminal pngcairo size 1500,460 font ",10"
 set output "$out/sweep.png"
-set multiplot layout 1,3 title "droce RDMA WRITE vs raw-L2 (same frames), memif, two processes on two cores"
+set multiplot layout 1,3 title "droce RDMA WRITE vs the ideal endpoint and raw-L2 (same frames), memif, two processes on two cores"
 set logscale x 2
 set format x "%.0b%B"
 set xlabel "message size"
@@ -176,21 +129,27 @@ set grid
 set key top left
 set title "bandwidth (Gb/s of message bytes)"
 plot "$tmp/plot-4096.dat" using 2:3 with linespoints title "droce, MTU 4096", \
+     "$tmp/plot-4096.dat" using 2:10 with linespoints dashtype 3 title "ideal, MTU 4096", \
      "$tmp/plot-4096.dat" using 2:4 with linespoints dashtype 2 title "raw-L2, MTU 4096", \
      "$tmp/plot-1024.dat" using 2:3 with linespoints title "droce, MTU 1024", \
+     "$tmp/plot-1024.dat" using 2:10 with linespoints dashtype 3 title "ideal, MTU 1024", \
      "$tmp/plot-1024.dat" using 2:4 with linespoints dashtype 2 title "raw-L2, MTU 1024"
 set key top right
 set title "message rate (Mpps)"
 set logscale y 10
 plot "$tmp/plot-4096.dat" using 2:5 with linespoints title "droce, MTU 4096", \
+     "$tmp/plot-4096.dat" using 2:11 with linespoints dashtype 3 title "ideal, MTU 4096", \
      "$tmp/plot-4096.dat" using 2:6 with linespoints dashtype 2 title "raw-L2, MTU 4096", \
      "$tmp/plot-1024.dat" using 2:5 with linespoints title "droce, MTU 1024", \
+     "$tmp/plot-1024.dat" using 2:11 with linespoints dashtype 3 title "ideal, MTU 1024", \
      "$tmp/plot-1024.dat" using 2:6 with linespoints dashtype 2 title "raw-L2, MTU 1024"
 set key top left
 set title "latency, half round trip (typical, us)"
 plot "$tmp/plot-4096.dat" using 2:8 with linespoints title "droce, MTU 4096", \
+     "$tmp/plot-4096.dat" using 2:12 with linespoints dashtype 3 title "ideal, MTU 4096", \
      "$tmp/plot-4096.dat" using 2:9 with linespoints dashtype 2 title "raw-L2, MTU 4096", \
      "$tmp/plot-1024.dat" using 2:8 with linespoints title "droce, MTU 1024", \
+     "$tmp/plot-1024.dat" using 2:12 with linespoints dashtype 3 title "ideal, MTU 1024", \
      "$tmp/plot-1024.dat" using 2:9 with linespoints dashtype 2 title "raw-L2, MTU 1024"
 unset multiplot
 EOF

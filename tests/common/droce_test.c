@@ -166,3 +166,12 @@ droce_test_connect(struct ibv_qp *qp, const struct droce_test_path *p)
 	}
 	return ibv_modify_qp(qp, &a, mask);
 }
+
+int
+droce_test_qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	return ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0 ? (int)a.qp_state : -1;
+}

@@ -75,4 +75,7 @@ struct droce_test_path {
  */
 int droce_test_connect(struct ibv_qp *qp, const struct droce_test_path *p);
 
+/** @return the state of @p qp, or -1 when ibv_query_qp() fails. */
+int droce_test_qp_state(struct ibv_qp *qp);
+
 #endif

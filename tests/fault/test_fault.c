@@ -686,10 +686,12 @@ static uint16_t
 pump(struct droce_port *p)
 {
 	struct rte_mbuf *pkts[BURST];
-	uint16_t n = droce_port_rx(p, pkts, BURST);
+	uint16_t n = droce_port_rx(p, pkts, BURST), i, good = 0;
 
+	for (i = 0; i < n; i++)
+		good += droce_port_rx_verify(p, pkts[i], rte_get_tsc_cycles());
 	rte_pktmbuf_free_bulk(pkts, n);
-	return n;
+	return good;
 }
 
 static unsigned

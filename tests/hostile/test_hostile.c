@@ -104,16 +104,6 @@ destroy(struct ibv_qp *qp)
 	droce_peer_drain(&peer);
 }
 
-static enum ibv_qp_state
-qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-
-	ck_assert_int_eq(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
-	return a.qp_state;
-}
-
 /* The next RoCE frame the device sent is an ACK or NAK with @p syndrome type/code. */
 static void
 expect_aeth(uint8_t syndrome)
@@ -267,7 +257,7 @@ START_TEST(send_to_xrc_initiator_is_dropped)
 		.opcode = DROCE_SVC_XRC | DROCE_OP_SEND_ONLY, .dqpn = qp->qp_num, .psn = PSN,
 		.ext = &x, .ext_len = sizeof(x), .payload = pattern, .len = 100 });
 	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_qp_type"), before + 1);
-	ck_assert_int_eq(qp_state(qp), IBV_QPS_RTS);
+	ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_RTS);
 	destroy(qp);
 }
 END_TEST
@@ -434,7 +424,7 @@ START_TEST(rc_opcode_out_of_sequence_is_naked)
 			.ackreq = true, .payload = pattern, .len = 10 });
 		ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_opcode_seq"), seq + 1);
 		expect_aeth(DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
-		ck_assert_int_eq(qp_state(qp), IBV_QPS_ERR);
+		ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_ERR);
 		/* Nothing the intruder carried was written. */
 		for (unsigned k = 0; k < 8; k++)
 			ck_assert_uint_eq(buf[8192 + k], 0);
@@ -468,7 +458,7 @@ START_TEST(rc_middle_without_first_is_naked)
 		.opcode = DROCE_OP_SEND_LAST, .dqpn = qp->qp_num, .psn = PSN, .ackreq = true,
 		.payload = pattern, .len = 10 });
 	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
-	ck_assert_int_eq(qp_state(qp), IBV_QPS_ERR);
+	ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_ERR);
 	ck_assert_int_eq(poll_all(wc, 4), 1);
 	ck_assert_int_eq(wc[0].status, IBV_WC_WR_FLUSH_ERR);
 	expect_event(qp, IBV_EVENT_QP_REQ_ERR);
@@ -500,7 +490,7 @@ START_TEST(uc_new_message_replaces_the_broken_one)
 	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
 	ck_assert_uint_eq(wc[0].byte_len, MTU + 20);
 	ck_assert_int_eq(memcmp(buf, pattern, MTU + 20), 0);
-	ck_assert_int_eq(qp_state(qp), IBV_QPS_RTS);
+	ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_RTS);
 	destroy(qp);
 }
 END_TEST

@@ -6,8 +6,10 @@
 #
 # Each test is a server and a client droce-perf over one memif link: the
 # exit codes, the result table's header and a data row with the size, and
-# --json (python3 -m json.tool, and one result per size) are checked; then
-# droce-perf --demo runs once, short. Exits 0 when every check passes.
+# --json (python3 -m json.tool, and one result per size) are checked; the
+# cycles of both sides (droce, the ideal endpoint of --raw-l2 --touch, and
+# raw-L2) are there, non-zero and sane; then droce-perf --demo runs once,
+# short. Exits 0 when every check passes.
 set -uo pipefail
 
 build=${1:?usage: run_perf.sh BUILD_DIR}
@@ -31,7 +33,7 @@ fail() {
 
 eal() { # ROLE CPU
 	echo "-l $2 $mem --no-pci --no-telemetry" \
-	     "--vdev=net_memif0,role=$1,socket=$sock,socket-abstract=no,bsize=4352"
+	     "--vdev=net_memif0,role=$1,socket=$sock,socket-abstract=no,bsize=${bsize:-4352}"
 }
 
 # side ROLE NAME [perf options...]: start one side in the background
@@ -111,6 +113,42 @@ json() {
 	fi
 }
 
+# cycles NAME SIDE: SIDE's table has a cycles line for each side.
+cycles() {
+	local f=$tmp/$1.$2.out side
+	for side in client server; do
+		if ! grep -qE "^   cycles $side: +[0-9.]+/msg \(own +[0-9.]+ \+ port +[0-9.]+\) +[0-9.]+/B" "$f"; then
+			fail "$1 ($2): no cycles line for the $side"
+			cat "$f" >&2
+			return
+		fi
+	done
+}
+
+# json_cycles NAME SIDE: every result of SIDE's JSON has both sides'
+# cycles: busy > 0 with the burst calls within it, the messages both sent,
+# own + port = the whole, under 20 million cycles per message.
+json_cycles() {
+	if ! python3 - "$tmp/$1.$2.out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    c = r["cycles"]
+    assert c["messages"] > 0 and c["bytes"] == c["messages"] * r["bytes"], c
+    assert c["client"]["sent"] + c["server"]["sent"] == c["messages"], c
+    for side in ("client", "server"):
+        s = c[side]
+        assert s["busy"] > 0 and s["rx_burst"] + s["tx_burst"] <= s["busy"], (side, s)
+        assert 0 < s["per_msg"] < 2e7 and s["own_per_msg"] >= 0 and s["port_per_msg"] >= 0, (side, s)
+        assert abs(s["per_msg"] - s["own_per_msg"] - s["port_per_msg"]) < 1e-2 * s["per_msg"], (side, s)
+        assert abs(s["per_byte"] * r["bytes"] - s["per_msg"]) <= 1e-3 * s["per_msg"] + 1e-3, (side, s)
+EOF
+	then
+		fail "$1 ($2): the cycles in the JSON are missing or insane"
+		cat "$tmp/$1.$2.out" >&2
+	fi
+}
+
 # Every test, both modes, a page and a few bytes.
 for test in write send read atomic; do
 	for mode in bw lat; do
@@ -134,6 +172,9 @@ for test in write send read atomic; do
 	done
 done
 
+cycles write-bw-4096 client
+cycles send-lat-8 server
+
 # Bidirectional, several QPs, post lists, -D, every size.
 pair write-bw-bidir --test write -b -q 2 -l 4 -n 1000 -s 4096 &&
 	table write-bw-bidir client 4096 "$bw_head"
@@ -146,17 +187,42 @@ pair send-lat-duration --test send --mode lat -D 1 -s 8 &&
 pair write-lat-all --test write --mode lat -a -n 5 &&
 	table write-lat-all client 8388608 "$lat_head"
 
-# The raw-L2 twins.
+# The raw-L2 twins, and the ideal endpoint (--touch): its receiver checks
+# every CRC, and says so when one fails.
 pair raw-bw --raw-l2 --mode bw -n 1000 -s 65536 &&
-	table raw-bw client 65536 "$bw_head"
+	table raw-bw client 65536 "$bw_head" && cycles raw-bw client
 pair raw-lat --raw-l2 --mode lat -n 1000 -s 8 &&
 	table raw-lat client 8 "$lat_head"
+pair touch-bw --raw-l2 --touch --mode bw -n 1000 -s 10000 &&
+	table touch-bw client 10000 "$bw_head" && cycles touch-bw client
+pair touch-lat --raw-l2 --touch --mode lat -n 1000 -s 10000 &&
+	table touch-lat client 10000 "$lat_head" && cycles touch-lat server
+grep -q 'ideal endpoint' "$tmp/touch-bw.client.out" 2>/dev/null ||
+	fail "touch-bw: no ideal endpoint in the banner"
+# 4 KiB frames through 2 KiB memif buffers.
+bsize=2048 pair touch-chained --raw-l2 --touch --mode lat -n 200 -s 65536
+if grep -q 'failed their CRC' "$tmp"/touch-*.err; then
+	fail "--touch: frames failed their CRC"
+	grep 'failed their CRC' "$tmp"/touch-*.err >&2
+fi
+# --touch is a raw-L2 baseline.
+runs=$((runs + 1))
+if "$exe" --no-huge -m 64 --no-shconf --no-pci --no-telemetry -- --touch 127.0.0.1 \
+	>/dev/null 2>"$tmp/touch-alone.err" || ! grep -q 'give --raw-l2' "$tmp/touch-alone.err"; then
+	fail "--touch without --raw-l2 was not refused"
+fi
 
 # --json: one document, one result per size.
-pair json-bw --json --test write -n 1000 -s 4096 && json json-bw client 1
+pair json-bw --json --test write -n 1000 -s 4096 && json json-bw client 1 &&
+	json_cycles json-bw client
 pair json-lat --json --test send --mode lat -n 1000 -s 8 && json json-lat client 1 &&
-	json json-lat server 1
-pair json-raw --json --raw-l2 --mode bw -n 1000 -s 4096 -a && json json-raw client 23
+	json json-lat server 1 && json_cycles json-lat server
+pair json-read --json --test read -n 1000 -s 65536 && json json-read client 1 &&
+	json_cycles json-read client
+pair json-raw --json --raw-l2 --mode bw -n 1000 -s 4096 -a && json json-raw client 23 &&
+	json_cycles json-raw client
+pair json-touch --json --raw-l2 --touch --mode bw -n 1000 -s 4096 -a &&
+	json json-touch client 23 && json_cycles json-touch client
 
 # A server and a client that run different tests: both stop, and say why.
 runs=$((runs + 1))
@@ -182,8 +248,9 @@ if ! timeout 300 "$exe" --demo --demo-seconds 1 >"$tmp/demo.out" 2>"$tmp/demo.er
 		fail "--demo failed"
 		cat "$tmp/demo.out" "$tmp/demo.err" >&2
 	fi
-elif ! grep -q 'droce/raw-L2' "$tmp/demo.out" ||
-     ! grep -qE 'RDMA WRITE bw 64 KiB +[0-9.]+ Gb/s +[0-9.]+ Gb/s' "$tmp/demo.out"; then
+elif ! grep -q 'droce/ideal droce/raw-L2' "$tmp/demo.out" ||
+     ! grep -qE 'RDMA WRITE bw 64 KiB +[0-9.]+ Gb/s +[0-9.]+ Gb/s +[0-9.]+ Gb/s' "$tmp/demo.out" ||
+     ! grep -qE 'RDMA WRITE lat 8 B +[0-9]+ / [0-9]+ +[0-9]+ / [0-9]+ +[0-9]+ / [0-9]+' "$tmp/demo.out"; then
 	fail "--demo printed no summary"
 	cat "$tmp/demo.out" >&2
 fi

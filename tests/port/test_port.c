@@ -61,15 +61,19 @@ static uint16_t
 pump(struct droce_port *p, struct rte_mbuf **keep)
 {
 	struct rte_mbuf *pkts[BURST];
-	uint16_t n = droce_port_rx(p, pkts, BURST), i;
+	uint16_t n = droce_port_rx(p, pkts, BURST), i, good = 0;
 
+	/* As the engine does: a frame counts once its ICRC is right. */
 	for (i = 0; i < n; i++) {
-		if (keep != NULL)
-			keep[i] = pkts[i];
+		bool ok = droce_port_rx_verify(p, pkts[i], rte_get_tsc_cycles());
+
+		if (ok && keep != NULL)
+			keep[good] = pkts[i];
 		else
 			rte_pktmbuf_free(pkts[i]);
+		good += ok;
 	}
-	return n;
+	return good;
 }
 
 static void
@@ -874,7 +878,8 @@ engine_loop(void *arg)
 				rte_pktmbuf_free(m);
 		}
 		n = droce_port_rx(pa, pkts, BURST);
-		e->frames += n;
+		for (uint16_t i = 0; i < n; i++)
+			e->frames += droce_port_rx_verify(pa, pkts[i], rte_get_tsc_cycles());
 		rte_pktmbuf_free_bulk(pkts, n);
 	}
 	return NULL;

@@ -18,6 +18,7 @@
 #include <infiniband/verbs.h>
 
 #include "droce_test.h"
+#include <rte_cycles.h>
 #include <rte_eal.h>
 
 #include "droce_stats.h"
@@ -138,6 +139,36 @@ exchange(struct ibv_qp *q1, struct ibv_qp *q2)
 	}
 }
 
+/*
+ * The engine's work and cycle counters after the exchange (the device
+ * talks to itself: its engine sent and received every SEND). Resent
+ * frames count again, so "at least"; the cycles must be there and sane.
+ */
+static void
+check_work(const char *reply)
+{
+	const struct droce_engine_stats *e;
+	struct droce_dev_stats s;
+
+	ck_assert_int_ge(json_num(reply, "tx_msgs"), MSGS);
+	ck_assert_int_ge(json_num(reply, "rx_msgs"), MSGS);
+	ck_assert_int_ge(json_num(reply, "tx_payload_bytes"), (long long)MSGS * MSG_LEN);
+	ck_assert_int_ge(json_num(reply, "rx_payload_bytes"), (long long)MSGS * MSG_LEN);
+	ck_assert_int_gt(json_num(reply, "busy_cycles"), 0);
+	ck_assert_int_ge(json_num(reply, "long_iterations"), 0);
+	ck_assert_int_eq(droce_dev_stats(0, &s), 0);
+	e = &s.engine;
+	/* every busy iteration polled the ethdev; the frames to itself
+	 * went through the loopback ring, not the ethdev's TX */
+	ck_assert_uint_gt(e->rx_burst_cycles, 0);
+	ck_assert_uint_gt(e->busy_cycles, e->rx_burst_cycles + e->tx_burst_cycles);
+	/* under a millisecond per message, whatever the load (preempted
+	 * iterations are left out) */
+	ck_assert_uint_lt(e->busy_cycles / e->tx_msgs, rte_get_tsc_hz() / 1000);
+	/* ACKs are no messages: one message per SEND each way, plus resends */
+	ck_assert_uint_le(e->rx_msgs, e->tx_msgs);
+}
+
 START_TEST(test_counters)
 {
 	struct droce_dev_stats s;
@@ -169,6 +200,7 @@ START_TEST(test_counters)
 			  (unsigned long long)json_num(reply, "tx_fault_dropped"));
 	ck_assert_uint_ge(s.port.tx_frames, (unsigned long long)json_num(reply, "tx_frames"));
 	ck_assert_int_eq(droce_dev_stats(7, &s), -ENODEV);
+	check_work(reply);
 
 	tel_query("/droce/qps,0", reply, sizeof(reply));
 	snprintf(cmd, sizeof(cmd), "%u,%u", q1->qp_num, q2->qp_num);

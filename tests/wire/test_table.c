@@ -188,6 +188,29 @@ START_TEST(test_psn)
 }
 END_TEST
 
+/*
+ * The UDP source ports rxe chose in tests/vectors (its README lists each
+ * run's QPN, the same on both hosts, and port): Linux's flow label and
+ * folding give them all, so droce's flows hash as Linux hosts' do.
+ */
+START_TEST(test_udp_sport_as_linux)
+{
+	static const struct { uint32_t qpn; uint16_t sport; } runs[] = {
+		{ 0x11, 49441 }, { 0x12, 49476 }, { 0x13, 49513 }, { 0x14, 49552 },
+		{ 0x15, 49593 }, { 0x16, 49636 }, { 0x17, 49681 },
+	};
+
+	for (unsigned i = 0; i < RTE_DIM(runs); i++)
+		ck_assert_uint_eq(droce_udp_sport(0, runs[i].qpn, runs[i].qpn), runs[i].sport);
+	/* A flow label given in the AH wins; both ends agree without one. */
+	ck_assert_uint_eq(droce_udp_sport(0x12345, 1, 2), 0xc000 | (0x2345 ^ (0x10000 >> 14)));
+	ck_assert_uint_eq(droce_udp_sport(0, 0xabcdef, 0x123456),
+			  droce_udp_sport(0, 0x123456, 0xabcdef));
+	for (uint32_t q = 1; q < 5000; q += 7)
+		ck_assert_uint_ge(droce_udp_sport(0, q, q * 3), 0xc000);
+}
+END_TEST
+
 START_TEST(test_bth_fields)
 {
 	struct droce_bth b;
@@ -221,6 +244,7 @@ suite_table(void)
 	tc = tcase_create("psn");
 	tcase_add_test(tc, test_psn);
 	tcase_add_test(tc, test_bth_fields);
+	tcase_add_test(tc, test_udp_sport_as_linux);
 	suite_add_tcase(s, tc);
 	return s;
 }
