@@ -105,6 +105,9 @@ resp_recv_complete(struct droce_qp *qp, struct droce_recv_wqe *r, enum ibv_wc_st
 
 		wc.src_qp = droce_get24(deth->sqpn);
 		wc.wc_flags |= IBV_WC_GRH;
+		/* RoCE has no SL; mlx5 reports the network header's kind there
+		 * (2: IPv4, 0: IPv6) and UCX reads it to parse the GRH. */
+		wc.sl = pkt->ipv6 ? 0 : 2;
 	}
 	droce_cq_push(qp->rcq, &wc, droce_bth_se(droce_pkt_hdr(m, pkt, DROCE_HDR_BTH)));
 	qp->resp.has_wqe = false;

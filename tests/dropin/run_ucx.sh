@@ -78,12 +78,9 @@ run_one() {
 
 	IFS=: read -r tl test data size <<< "$t"
 	args=(-d droce0:1 -x "$tl" -t "$test")
-	# ud_verbs drops IPv4 datagrams: it takes the packet type from the
-	# completion's sl, as mlx5 reports it (2: IPv4), and droce reports 0
-	# there (as rxe does), so UCX checks the GRH as IPv6 and finds no GID
-	# of its own. The IPv6 link-local GID (index 0) works.
+	# The IPv4 GID for every transport: ud_verbs reads the packet type
+	# from the completion's sl as mlx5 reports it, and so does droce.
 	gid=1
-	[[ $tl == ud_* ]] && gid=0
 	case $test in
 	*_lat) args+=(-s "${size:-8}" -n 20000 -w 1000) ;;
 	*) args+=(-s "${size:-4096}" -n 20000 -w 100) ;;
