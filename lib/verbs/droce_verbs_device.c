@@ -252,6 +252,12 @@ droce_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr 
 	a.pkey_tbl_len = 1;
 	a.max_vl_num = 1;
 	a.link_layer = IBV_LINK_LAYER_ETHERNET;
+	/* The violations the engine counts, saturating at 16 bits as the
+	 * PortInfo counters do (the device says it has them). */
+	a.bad_pkey_cntr = (uint32_t)RTE_MIN(__atomic_load_n(&d->engine->stats.rx.rx_bad_pkey,
+							  __ATOMIC_RELAXED), (uint64_t)UINT16_MAX);
+	a.qkey_viol_cntr = (uint32_t)RTE_MIN(__atomic_load_n(&d->engine->stats.rx.rx_bad_qkey,
+							   __ATOMIC_RELAXED), (uint64_t)UINT16_MAX);
 	memcpy(attr, &a, RTE_MIN(len, sizeof(a)));
 	return 0;
 }

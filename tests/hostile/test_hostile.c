@@ -508,6 +508,13 @@ START_TEST(pkey_is_checked)
 		.payload = pattern, .len = 10 });
 	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_pkey"), before + 1);
 	ck_assert_int_eq(poll_all(wc, 2), 0);
+	/* ibv_query_port() says so too. */
+	{
+		struct ibv_port_attr pa;
+
+		ck_assert_int_eq(ibv_query_port(peer.ctx, 1, &pa), 0);
+		ck_assert_uint_eq(pa.bad_pkey_cntr, before + 1);
+	}
 	droce_peer_send(&peer, &(struct droce_peer_frame){
 		.opcode = DROCE_OP_SEND_ONLY, .dqpn = qp->qp_num, .psn = PSN, .pkey = 0x7fff,
 		.payload = pattern, .len = 10 });
