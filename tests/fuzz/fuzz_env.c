@@ -185,6 +185,15 @@ fz_env_init(void)
 }
 
 void
+fz_env_clear(void)
+{
+	unsigned k;
+
+	for (k = 0; k < FZ_NMR; k++)
+		memset(fz.mr_buf[k], 0, fz.mr_len[k]);
+}
+
+void
 fz_env_run(void)
 {
 	struct rte_mbuf *out[64];

@@ -308,6 +308,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	fz_env_clear();
 	fz_qps_create();
 	fz_qps_post_sends(data[0]);
 	while (off + 2 <= size) {

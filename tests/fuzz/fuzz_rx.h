@@ -93,6 +93,8 @@ extern struct fz_qps fzq;
 /* fuzz_env.c */
 /** Start the EAL and the device, make the long-lived objects. abort() on failure. */
 void fz_env_init(void);
+/** Zero the remote-access regions: atomics find the same values in every input. */
+void fz_env_clear(void);
 /** Engine iterations until it is idle (bounded); what it sends is freed. */
 void fz_env_run(void);
 
