@@ -59,6 +59,7 @@ env_port(void)
 		.mac_set = true, .mac = mac_us, .ipv4 = IP_US, .ipv4_prefix = 24,
 		.mtu = 4096, .link_up = true,
 	};
+	struct rte_mempool *mp;
 	int port;
 
 	fz.rx = rte_ring_create("fuzz_rx", RING_SIZE, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
@@ -71,7 +72,11 @@ env_port(void)
 	conf.port_id = (uint16_t)port;
 	if (droce_dev_attach(&conf, &fz.dev) != 0)
 		fail("droce_dev_attach");
-	fz.mp = droce_port_mempool(droce_dev_port(fz.dev));
+	mp = droce_port_mempool(droce_dev_port(fz.dev));
+	fz.frames = rte_pktmbuf_pool_create("fuzz_frames", 511, 0, rte_pktmbuf_priv_size(mp),
+					    rte_pktmbuf_data_room_size(mp), SOCKET_ID_ANY);
+	if (fz.frames == NULL)
+		fail("frame pool");
 
 	fz.l3.src_mac = mac_peer;
 	fz.l3.dst_mac = mac_us;

@@ -34,6 +34,16 @@
 
 #include "fuzz_rx.h"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/asan_interface.h>
+#endif
+#endif
+#ifndef ASAN_POISON_MEMORY_REGION
+#define ASAN_POISON_MEMORY_REGION(a, n) ((void)(a), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(a, n) ((void)(a), (void)(n))
+#endif
+
 #define FZ_F_SEGS        0x03 /* segments - 1 */
 #define FZ_F_BAD_ICRC    0x04
 #define FZ_F_RAW_OPCODE  0x08
@@ -162,6 +172,30 @@ fix_headers(uint8_t *bth, const struct droce_opcode_info *op, uint32_t payload)
 	}
 }
 
+/* An mbuf of the frame pool, every byte of its buffer usable again. */
+static struct rte_mbuf *
+frame_alloc(void)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(fz.frames);
+
+	if (m != NULL)
+		ASAN_UNPOISON_MEMORY_REGION(m->buf_addr, m->buf_len);
+	return m;
+}
+
+/* Poison every buffer byte of @p m's segments outside their data: a read
+ * past a segment's end (a copy that ignores the chain) is reported. */
+static void
+frame_poison(struct rte_mbuf *m)
+{
+	for (; m != NULL; m = m->next) {
+		uint8_t *b = m->buf_addr, *d = rte_pktmbuf_mtod(m, uint8_t *);
+
+		ASAN_POISON_MEMORY_REGION(b, (size_t)(d - b));
+		ASAN_POISON_MEMORY_REGION(d + m->data_len, (size_t)(b + m->buf_len - d - m->data_len));
+	}
+}
+
 /* The BTH service of QP kind @p q. */
 static uint8_t
 qp_service(unsigned q)
@@ -201,7 +235,7 @@ frame_build(const struct fz_frame *f, uint32_t *hdr_end)
 	payload = (f->body_len > ext ? (uint32_t)(f->body_len - ext) : 0) + (f->extend & 0x3f) * 64u;
 	payload = RTE_MIN(payload, MAX_FRAME - l3 - hdr - pad - DROCE_ICRC_LEN);
 	l4 = (uint32_t)sizeof(struct droce_bth) + ext + payload + pad;
-	m = rte_pktmbuf_alloc(fz.mp);
+	m = frame_alloc();
 	if (m == NULL)
 		return NULL;
 	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(l3 + l4));
@@ -254,7 +288,7 @@ frame_chain(struct rte_mbuf *m, unsigned nseg, uint32_t hdr_end, uint8_t split)
 	for (i = 0; i < nseg; i++) {
 		uint32_t n = i == 0 ? cut : i + 1 == nseg ? len - off : (len - cut) / (nseg - 1);
 
-		seg = rte_pktmbuf_alloc(fz.mp);
+		seg = frame_alloc();
 		if (seg == NULL) {
 			rte_pktmbuf_free(head);
 			return m;
@@ -282,6 +316,7 @@ frame_deliver(const struct fz_frame *f)
 		return;
 	if (nseg > 1)
 		m = frame_chain(m, nseg, hdr_end, f->split);
+	frame_poison(m);
 	if (rte_ring_enqueue(fz.rx, m) != 0)
 		rte_pktmbuf_free(m);
 	if (!(f->qp & FZ_Q_BATCH)) {

@@ -58,7 +58,10 @@ enum fz_mr_kind {
 /* What outlives one input. */
 struct fz_env {
 	unsigned dev;                 /* droce device index */
-	struct rte_mempool *mp;       /* the port's pool: frames are built in it */
+	/* Frames are built in a pool of their own (the port's layout), which
+	 * droce frees into but never allocates from: the bytes of a frame's
+	 * buffers outside its data can be poisoned for ASan. */
+	struct rte_mempool *frames;
 	struct rte_ring *rx, *tx;     /* the ring ethdev's queues (we are the peer) */
 	struct ibv_context *ctx;
 	struct ibv_pd *pd, *pd_other;
