@@ -9,9 +9,9 @@
  *             responses find requests to answer
  *   frame  := len (2 bytes, little-endian) record[len]
  *   record := qp op flags psn split extend body
- *     qp      bits 2:0: the QP (enum fz_qp_kind; 7: a QPN nobody has);
- *             bit 3: deliver with the next frame, without engine
- *             iterations in between
+ *     qp      bits 2:0: the QP (enum fz_qp_kind; 7: a QPN nobody has,
+ *             whose low bits are bits 7:4); bit 3: deliver with the next
+ *             frame, without engine iterations in between
  *     op      the opcode's operation (bits 4:0) under the QP's service,
  *             or the whole opcode with FZ_F_RAW_OPCODE
  *     flags   FZ_F_*
