@@ -59,7 +59,7 @@ events_drain(const struct ibv_qp *gone)
 {
 	struct ibv_async_event ev;
 
-	while (ibv_get_async_event(fz.ctx, &ev) == 0)
+	while (ibv_get_async_event(fz.peer.ctx, &ev) == 0)
 		if (gone == NULL || ev.element.qp != gone)
 			ibv_ack_async_event(&ev);
 }
@@ -105,7 +105,7 @@ static int
 qp_connect(unsigned i)
 {
 	struct droce_test_path p = {
-		.dqpn = FZ_PEER_QPN + i, .dgid = fz.peer_gid, .psn = FZ_PSN,
+		.dqpn = FZ_PEER_QPN + i, .dgid = fz.peer.gid, .psn = FZ_PSN,
 		/* The longest ACK timeout (2.4 hours): retransmission comes
 		 * from the frames, not from the clock, so inputs replay alike. */
 		.timeout = 31, .qkey = FZ_QKEY,
@@ -137,7 +137,7 @@ qp_create(unsigned i)
 			a.srq = fzq.srq;
 		fzq.rsrq[i] = a.srq;
 	}
-	fzq.qp[i] = ibv_create_qp_ex(fz.ctx, &a);
+	fzq.qp[i] = ibv_create_qp_ex(fz.peer.ctx, &a);
 	if (fzq.qp[i] == NULL)
 		fail("ibv_create_qp_ex", i);
 	fzq.qpn[i] = fzq.qp[i]->qp_num;
@@ -158,12 +158,12 @@ fz_qps_create(void)
 	unsigned i;
 
 	memset(&fzq, 0, sizeof(fzq));
-	fzq.cq = ibv_create_cq(fz.ctx, CQ_SIZE, NULL, NULL, 0);
+	fzq.cq = ibv_create_cq(fz.peer.ctx, CQ_SIZE, NULL, NULL, 0);
 	if (fzq.cq == NULL)
 		fail("ibv_create_cq", 0);
 	xa.cq = fzq.cq;
 	fzq.srq = ibv_create_srq(fz.pd, &sa);
-	fzq.xsrq = ibv_create_srq_ex(fz.ctx, &xa);
+	fzq.xsrq = ibv_create_srq_ex(fz.peer.ctx, &xa);
 	if (fzq.srq == NULL || fzq.xsrq == NULL || ibv_get_srq_num(fzq.xsrq, &fzq.xsrqn) != 0)
 		fail("SRQs", 0);
 	for (i = 0; i < FZ_NQP; i++)

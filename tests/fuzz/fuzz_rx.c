@@ -227,7 +227,7 @@ frame_build(const struct fz_frame *f, uint32_t *hdr_end)
 			 (uint8_t)(qp_service(q < FZ_NQP ? q : FZ_RC) | (f->op & DROCE_OP_MASK));
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
 	uint32_t hdr = op->name != NULL ? op->hdr_len : (uint32_t)sizeof(struct droce_bth);
-	unsigned l3 = droce_l3_hdr_len(&fz.l3), pad = f->extend >> 6;
+	unsigned l3 = droce_l3_hdr_len(&fz.peer.l3), pad = f->extend >> 6;
 	uint32_t ext = hdr - (uint32_t)sizeof(struct droce_bth), payload, l4, qpn, psn, i;
 	struct rte_mbuf *m;
 	uint8_t *p, *bth;
@@ -239,7 +239,7 @@ frame_build(const struct fz_frame *f, uint32_t *hdr_end)
 	if (m == NULL)
 		return NULL;
 	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(l3 + l4));
-	droce_l3_hdr_write(m, &fz.l3, l4);
+	droce_l3_hdr_write(m, &fz.peer.l3, l4);
 	bth = p + l3;
 	/* Extension headers and payload from the body, then filler, then pad. */
 	memset(bth + sizeof(struct droce_bth), 0, l4 - sizeof(struct droce_bth));
@@ -317,7 +317,7 @@ frame_deliver(const struct fz_frame *f)
 	if (nseg > 1)
 		m = frame_chain(m, nseg, hdr_end, f->split);
 	frame_poison(m);
-	if (rte_ring_enqueue(fz.rx, m) != 0)
+	if (rte_ring_enqueue(fz.peer.to_dev, m) != 0)
 		rte_pktmbuf_free(m);
 	if (!(f->qp & FZ_Q_BATCH)) {
 		fz_env_run();

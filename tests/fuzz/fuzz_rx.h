@@ -3,9 +3,9 @@
  * The fuzz_rx target: hostile frames into a live droce port (see
  * docs/reliability.md, "Fuzzing").
  *
- *   fuzz_env.c    the EAL, a ring ethdev pair the harness holds both ends
- *                 of, a droce device on it, and the objects that outlive
- *                 one input (PDs, MRs, buffers, the address handle)
+ *   fuzz_env.c    a droce device on a ring ethdev the harness holds both
+ *                 ends of (droce_peer), and the objects that outlive one
+ *                 input (PDs, MRs, buffers, the address handle)
  *   fuzz_qps.c    per input: the CQ, SRQs and one QP of each kind,
  *                 connected to peer QPNs the harness makes up; receives
  *                 kept posted; QPs in ERR reconnected
@@ -24,6 +24,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "droce_peer.h"
 #include "droce_wire.h"
 
 /* The QPs of one input, by the index the first byte of a frame names. */
@@ -57,13 +58,11 @@ enum fz_mr_kind {
 
 /* What outlives one input. */
 struct fz_env {
-	unsigned dev;                 /* droce device index */
+	struct droce_peer peer;       /* the device, its context, the rings, the peer's address */
 	/* Frames are built in a pool of their own (the port's layout), which
 	 * droce frees into but never allocates from: the bytes of a frame's
 	 * buffers outside its data can be poisoned for ASan. */
 	struct rte_mempool *frames;
-	struct rte_ring *rx, *tx;     /* the ring ethdev's queues (we are the peer) */
-	struct ibv_context *ctx;
 	struct ibv_pd *pd, *pd_other;
 	struct ibv_ah *ah;            /* UD: to the peer */
 	struct ibv_xrcd *xrcd;
@@ -72,8 +71,6 @@ struct fz_env {
 	uint32_t mr_len[FZ_NMR];
 	uint8_t *slot_buf[FZ_SLOTS];
 	struct ibv_mr *slot_mr[FZ_SLOTS];
-	struct droce_l3_addr l3;      /* peer to us: the headers of every frame */
-	union ibv_gid peer_gid;
 };
 
 extern struct fz_env fz;
