@@ -93,16 +93,17 @@ def record(l4):
     qp = QP_OF_SERVICE[service][0 if request else 1]
     rec_flags = (F_ACKREQ if l4[8] & 0x80 else 0) | (F_SE if flags & 0x80 else 0)
     headers = bytearray(l4[BTH_LEN:BTH_LEN + ext])
-    reth_or_atomic = ext - EXT_LEN[operation] if operation in (0x06, 0x0a, 0x0b, 0x0c, 0x13, 0x14) else None
-    if reth_or_atomic is not None:
-        # fuzz_rx maps the address into a region the low bits of the key
-        # pick: the first 4 KiB of the usual one here.
-        va, rkey = struct.unpack(">QI", headers[reth_or_atomic:reth_or_atomic + 12])
-        headers[reth_or_atomic:reth_or_atomic + 12] = struct.pack(">QI", va % 4096, rkey & ~3)
+    if operation in (0x06, 0x0a, 0x0b, 0x0c, 0x13, 0x14):
+        # The RETH or AtomicETH, after a DETH/XRCETH if any. fuzz_rx maps
+        # the address into a region the low bits of the key pick: the
+        # first 4 KiB of the usual one here.
+        at = ext - EXT_LEN[operation]
+        va, rkey = struct.unpack(">QI", headers[at:at + 12])
+        headers[at:at + 12] = struct.pack(">QI", va % 4096, rkey & ~3)
         if operation <= 0x0c:
             # Bits 31:30 = 2: the RETH length as captured.
-            length = struct.unpack(">I", headers[reth_or_atomic + 12:reth_or_atomic + 16])[0]
-            headers[reth_or_atomic + 12:reth_or_atomic + 16] = struct.pack(">I", 0x80000000 | length & 0xffff)
+            length = struct.unpack(">I", headers[at + 12:at + 16])[0]
+            headers[at + 12:at + 16] = struct.pack(">I", 0x80000000 | length & 0xffff)
     payload = l4[BTH_LEN + ext:len(l4) - pad - ICRC_LEN]
     # Keep as much as makes the rest a whole number of 64-byte units, so
     # the length comes back exactly (FIRST and MIDDLE packets must be MTU).
@@ -131,7 +132,8 @@ def main():
             name = os.path.join(out, f"{stem}-{n // FRAMES_PER_SEED:02d}")
             with open(name, "wb") as f:
                 f.write(bytes([SETUP]) + b"".join(recs[n:n + FRAMES_PER_SEED]))
-        print(f"{path}: {len(recs)} frames, {(len(recs) + FRAMES_PER_SEED - 1) // FRAMES_PER_SEED} seeds")
+        seeds = (len(recs) + FRAMES_PER_SEED - 1) // FRAMES_PER_SEED
+        print(f"{path}: {len(recs)} frames, {seeds} seeds")
 
 
 if __name__ == "__main__":
