@@ -19,7 +19,7 @@
 struct fz_env fz;
 
 static void __rte_noreturn
-fail(const char *what)
+die(const char *what)
 {
 	fprintf(stderr, "fuzz_rx: setup failed: %s\n", what);
 	abort();
@@ -34,7 +34,7 @@ env_port(void)
 	bool have_cpus = pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0;
 
 	if (droce_peer_open(&fz.peer, 4096) != 0)
-		fail("droce_peer_open");
+		die("droce_peer_open");
 	if (have_cpus)
 		pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 	rte_log_set_global_level(RTE_LOG_ERR);
@@ -42,7 +42,7 @@ env_port(void)
 					    rte_pktmbuf_priv_size(fz.peer.mp),
 					    rte_pktmbuf_data_room_size(fz.peer.mp), SOCKET_ID_ANY);
 	if (fz.frames == NULL)
-		fail("frame pool");
+		die("frame pool");
 }
 
 /* A heap block of @p len registered with @p access: ASan's redzones are
@@ -54,10 +54,10 @@ env_mr(struct ibv_pd *pd, uint8_t **buf, uint32_t len, int access)
 
 	*buf = calloc(1, len);
 	if (*buf == NULL)
-		fail("calloc");
+		die("calloc");
 	mr = ibv_reg_mr(pd, *buf, len, access);
 	if (mr == NULL)
-		fail("ibv_reg_mr");
+		die("ibv_reg_mr");
 	return mr;
 }
 
@@ -77,13 +77,13 @@ env_objects(void)
 
 	/* Events are drained between frames, never waited for. */
 	if (fcntl(fz.peer.ctx->async_fd, F_SETFL, fcntl(fz.peer.ctx->async_fd, F_GETFL) | O_NONBLOCK) != 0)
-		fail("async_fd");
+		die("async_fd");
 	fz.pd = ibv_alloc_pd(fz.peer.ctx);
 	fz.pd_other = ibv_alloc_pd(fz.peer.ctx);
 	fz.xrcd = ibv_open_xrcd(fz.peer.ctx, &xa);
 	fz.ah = fz.pd != NULL ? ibv_create_ah(fz.pd, &ah) : NULL;
 	if (fz.pd == NULL || fz.pd_other == NULL || fz.xrcd == NULL || fz.ah == NULL)
-		fail("PD, XRC domain or AH");
+		die("PD, XRC domain or AH");
 	fz.mr_len[FZ_MR_REMOTE] = 65536;
 	fz.mr_len[FZ_MR_LOCAL] = 4096;
 	fz.mr_len[FZ_MR_OTHER_PD] = 4096;

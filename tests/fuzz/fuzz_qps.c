@@ -33,7 +33,7 @@ static const enum ibv_qp_type qp_type[FZ_NQP] = {
 };
 
 static void __rte_noreturn
-fail(const char *what, unsigned i)
+die(const char *what, unsigned i)
 {
 	fprintf(stderr, "fuzz_rx: %s failed (QP kind %u)\n", what, i);
 	abort();
@@ -49,7 +49,7 @@ poll_all(void)
 		for (i = 0; i < n; i++)
 			fz_track_complete(&wc[i]);
 	if (n < 0)
-		fail("ibv_poll_cq", 0);
+		die("ibv_poll_cq", 0);
 }
 
 /* Take and acknowledge every async event, except those of QP @p gone
@@ -139,10 +139,10 @@ qp_create(unsigned i)
 	}
 	fzq.qp[i] = ibv_create_qp_ex(fz.peer.ctx, &a);
 	if (fzq.qp[i] == NULL)
-		fail("ibv_create_qp_ex", i);
+		die("ibv_create_qp_ex", i);
 	fzq.qpn[i] = fzq.qp[i]->qp_num;
 	if (qp_connect(i) != 0)
-		fail("connect", i);
+		die("connect", i);
 }
 
 void
@@ -160,12 +160,12 @@ fz_qps_create(void)
 	memset(&fzq, 0, sizeof(fzq));
 	fzq.cq = ibv_create_cq(fz.peer.ctx, CQ_SIZE, NULL, NULL, 0);
 	if (fzq.cq == NULL)
-		fail("ibv_create_cq", 0);
+		die("ibv_create_cq", 0);
 	xa.cq = fzq.cq;
 	fzq.srq = ibv_create_srq(fz.pd, &sa);
 	fzq.xsrq = ibv_create_srq_ex(fz.peer.ctx, &xa);
 	if (fzq.srq == NULL || fzq.xsrq == NULL || ibv_get_srq_num(fzq.xsrq, &fzq.xsrqn) != 0)
-		fail("SRQs", 0);
+		die("SRQs", 0);
 	for (i = 0; i < FZ_NQP; i++)
 		qp_create(i);
 	recv_top_up();
@@ -251,11 +251,11 @@ qp_reconnect(unsigned i)
 	poll_all();
 	events_drain(NULL);
 	if (ibv_modify_qp(fzq.qp[i], &a, IBV_QP_STATE) != 0)
-		fail("modify to RESET", i);
+		die("modify to RESET", i);
 	/* RESET discards without completions what the flush left. */
 	fz_track_forget(fzq.qpn[i]);
 	if (qp_connect(i) != 0)
-		fail("reconnect", i);
+		die("reconnect", i);
 	fzq.reconnects++;
 }
 
@@ -273,7 +273,7 @@ fz_qps_service(void)
 		if (st == IBV_QPS_SQE) {
 			/* UC/UD send error: the send queue resumes. */
 			if (ibv_modify_qp(fzq.qp[i], &rts, IBV_QP_STATE) != 0)
-				fail("SQE to RTS", i);
+				die("SQE to RTS", i);
 		} else if (st == IBV_QPS_ERR && fzq.reconnects < MAX_RECONNECTS) {
 			qp_reconnect(i);
 		}
@@ -301,16 +301,16 @@ fz_qps_destroy(void)
 		poll_all();
 		events_drain(NULL);
 		if (ibv_destroy_qp(qp) != 0)
-			fail("ibv_destroy_qp", i);
+			die("ibv_destroy_qp", i);
 		fzq.qp[i] = NULL;
 		/* What the destroy flushed is checked like the rest. */
 		poll_all();
 		events_drain(qp);
 	}
 	if (ibv_destroy_srq(fzq.srq) != 0 || ibv_destroy_srq(fzq.xsrq) != 0)
-		fail("ibv_destroy_srq", 0);
+		die("ibv_destroy_srq", 0);
 	poll_all();
 	if (ibv_destroy_cq(fzq.cq) != 0)
-		fail("ibv_destroy_cq", 0);
+		die("ibv_destroy_cq", 0);
 	fz_track_forget(0);
 }
