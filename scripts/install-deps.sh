@@ -7,10 +7,11 @@ set -euo pipefail
 # ibverbs-utils, perftest, ibverbs-providers and librdmacm1: Debian's
 # unmodified verbs programs and the libraries they load, which the drop-in
 # libibverbs.so.1 is tested against; ucx-utils (ucx_perftest) runs UCX's
-# verbs transports on it. gnuplot-nox draws the benchmark plots.
+# verbs transports on it. gnuplot-nox draws the benchmark plots. clang
+# builds the libFuzzer targets (tests/fuzz).
 pkgs=(build-essential meson ninja-build pkg-config dpdk-dev libdpdk-dev libibverbs-dev
       libnuma-dev check zlib1g-dev libpcap-dev tshark python3
-      ibverbs-utils perftest ibverbs-providers librdmacm1 ucx-utils gnuplot-nox)
+      ibverbs-utils perftest ibverbs-providers librdmacm1 ucx-utils gnuplot-nox clang)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -65,5 +65,13 @@ else
 	failed=$(( failed + 1 ))
 fi
 
+echo "== $root/fuzz: clang with libFuzzer, AddressSanitizer and UBSan, the fuzz suite"
+if CC=clang bash scripts/build.sh "$root/fuzz" --werror -Dfuzz=true -Db_sanitize=address,undefined; then
+	run "$root/fuzz" --suite fuzz
+else
+	echo "test: $root/fuzz does not build" >&2
+	failed=$(( failed + 1 ))
+fi
+
 echo "$passed passed, $failed failed"
 (( failed == 0 ))
