@@ -29,7 +29,7 @@ struct droce_cq {
 	struct ibv_cq_ex ibv;        /**< first: an ibv_cq is its prefix */
 	struct ibv_wc *ring;
 	uint32_t mask;               /**< ring entries - 1 (a power of two minus one) */
-	uint32_t prod;               /**< written under plock, read by consumers */
+	uint32_t prod;               /**< written under plock, read by consumers and room checks */
 	uint32_t cons;               /**< written under clock */
 	rte_spinlock_t plock;
 	rte_spinlock_t clock;
@@ -80,7 +80,10 @@ int droce_cq_push(struct droce_cq *cq, const struct ibv_wc *wc, bool solicited);
 static inline uint32_t
 droce_cq_space(const struct droce_cq *cq)
 {
-	return cq->mask + 1 - (cq->prod - __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE));
+	/* Engines ask without plock, while another producer (a thread
+	 * flushing a QP it destroys) may be pushing: prod is read atomically. */
+	return cq->mask + 1 - (__atomic_load_n(&cq->prod, __ATOMIC_RELAXED) -
+			       __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE));
 }
 
 /** Take up to @p n completions (consumer side). @return how many. */
