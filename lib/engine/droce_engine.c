@@ -405,7 +405,7 @@ engine_thread(void *arg)
 	unsigned idle = 0;
 
 	__atomic_store_n(&e->spinning, 1, __ATOMIC_RELAXED);
-	while (!e->stop) {
+	while (!__atomic_load_n(&e->stop, __ATOMIC_RELAXED)) {
 		if (droce_engine_poll(e) > 0)
 			idle = 0;
 		else
@@ -526,7 +526,7 @@ void
 droce_engine_stop(struct droce_engine *e)
 {
 	if (e->thread_running) {
-		e->stop = true;
+		__atomic_store_n(&e->stop, true, __ATOMIC_RELAXED);
 		pthread_join(e->thread, NULL);
 		e->thread_running = false;
 	}

@@ -79,7 +79,7 @@ struct droce_engine {
 	/* progress thread */
 	pthread_t thread;
 	bool thread_running;
-	volatile bool stop;
+	bool stop;                   /**< tells the progress thread to end (atomic) */
 	unsigned idle_sleep_us;
 	struct droce_engine_stats stats;
 };
