@@ -12,6 +12,7 @@
 
 #include "droce_engine.h"
 #include "droce_port.h"
+#include "droce_tsan.h"
 
 #define RX_BURST 32
 /* Empty iterations before an idle engine starts to sleep: long enough to
@@ -358,6 +359,9 @@ droce_engine_poll(struct droce_engine *e)
 		return -EBUSY;
 	rte_rcu_qsbr_thread_online(e->rcu, e->rcu_id);
 	work = engine_iteration(e);
+	/* For TSan: pairs with droce_dev_sync() (the grace period's own
+	 * atomics are inside DPDK, which it does not see). */
+	DROCE_TSAN_RELEASE(e->rcu);
 	rte_rcu_qsbr_thread_offline(e->rcu, e->rcu_id);
 	__atomic_store_n(&e->busy, 0, __ATOMIC_RELEASE);
 	return work;

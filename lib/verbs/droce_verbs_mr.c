@@ -166,7 +166,7 @@ ibv_dereg_mr(struct ibv_mr *ibmr)
 
 	droce_mr_unpublish(d->mrt, mr);
 	/* An engine iteration may still hold the region it looked up. */
-	rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
+	droce_dev_sync(d);
 	__atomic_sub_fetch(&droce_pd_of(ibmr->pd)->users, 1, __ATOMIC_RELEASE);
 	free(mr);
 	return 0;

@@ -22,6 +22,7 @@
 #include "droce_mr.h"
 #include "droce_qp.h"
 #include "droce_num_table.h"
+#include "droce_tsan.h"
 
 /** Most devices (ports) in one process. */
 #define DROCE_MAX_DEVS 8
@@ -152,6 +153,19 @@ int droce_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device
 			  struct ibv_device_attr_ex *attr, size_t len);
 struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
 struct ibv_qp *droce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+
+/*
+ * Wait one RCU grace period of @p d: no engine iteration still holds
+ * anything the caller unpublished before. The grace period is waited for
+ * inside DPDK, where ThreadSanitizer cannot see it: the annotation pairs
+ * with the one an engine makes as it goes offline.
+ */
+static inline void
+droce_dev_sync(struct droce_dev *d)
+{
+	rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
+	DROCE_TSAN_ACQUIRE(d->rcu);
+}
 
 /* Run the engine a CQ or QP belongs to once, from an application thread,
  * unless its own runner is busy-polling it anyway. */

@@ -108,7 +108,7 @@ qp_unpublish_new(struct droce_dev *d, struct droce_qp *qp)
 	int32_t pos = droce_num_table_remove(&d->qpt, qp->qpn);
 
 	/* An engine may have looked the number up for a stray packet. */
-	rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
+	droce_dev_sync(d);
 	droce_num_table_release(&d->qpt, pos);
 }
 
@@ -377,7 +377,7 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	if (next == IBV_QPS_RESET && droce_qp_state(qp) != IBV_QPS_RESET) {
 		__atomic_store_n(&qp->state, IBV_QPS_RESET, __ATOMIC_RELEASE);
 		/* Wait out engine iterations that saw the old state. */
-		rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
+		droce_dev_sync(d);
 		qp_reset_engine_state(qp);
 	}
 	qp_apply(qp, attr, mask);
@@ -430,13 +430,13 @@ qp_teardown(struct droce_qp *qp)
 	__atomic_store_n(&qp->destroying, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&qp->state, IBV_QPS_ERR, __ATOMIC_RELEASE);
 	pos = droce_num_table_remove(&d->qpt, qp->qpn);
-	rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
+	droce_dev_sync(d);
 	while (__atomic_load_n(&qp->engine_refs, __ATOMIC_ACQUIRE) != 0)
 		if (droce_engine_poll(qp->engine) < 0)
 			sched_yield();
 	/* One more grace period: the iteration that dropped the last
 	 * reference may still be running. */
-	rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
+	droce_dev_sync(d);
 	if (pos >= 0)
 		droce_num_table_release(&d->qpt, pos);
 	droce_qp_flush(qp);

@@ -87,7 +87,7 @@ ibv_destroy_srq(struct ibv_srq *ibsrq)
 
 		/* XRC target QPs find it by number, per packet: unpublish first. */
 		droce_num_table_release(&d->srqt, droce_num_table_remove(&d->srqt, srq->srqn));
-		rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
+		droce_dev_sync(d);
 		__atomic_sub_fetch(&srq->xrcd->users, 1, __ATOMIC_RELEASE);
 		__atomic_sub_fetch(&srq->cq->users, 1, __ATOMIC_RELEASE);
 	}
