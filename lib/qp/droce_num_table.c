@@ -52,6 +52,8 @@ droce_num_table_add(struct droce_num_table *t, void *obj, uint32_t *out)
 		if (rte_hash_lookup(t->hash, &num) >= 0)
 			continue;
 		*out = num;
+		/* Pairs with droce_num_table_lookup() for TSan. */
+		DROCE_TSAN_RELEASE(obj);
 		if (rte_hash_add_key_data(t->hash, &num, obj) < 0)
 			goto out;
 		t->count++;

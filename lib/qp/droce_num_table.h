@@ -21,6 +21,8 @@
 
 #include <rte_hash.h>
 
+#include "droce_tsan.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -63,6 +65,8 @@ droce_num_table_lookup(const struct droce_num_table *t, uint32_t num)
 
 	if (rte_hash_lookup_data(t->hash, &num, &obj) < 0)
 		return NULL;
+	/* rte_hash orders the object's set-up before this, out of TSan's view. */
+	DROCE_TSAN_ACQUIRE(obj);
 	return obj;
 }
 
