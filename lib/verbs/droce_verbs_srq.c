@@ -84,10 +84,14 @@ ibv_destroy_srq(struct ibv_srq *ibsrq)
 		return EBUSY;
 	if (srq->type == IBV_SRQT_XRC) {
 		struct droce_dev *d = droce_dev_of_ctx(ibsrq->context);
+		int32_t pos;
 
-		/* XRC target QPs find it by number, per packet: unpublish first. */
-		droce_num_table_release(&d->srqt, droce_num_table_remove(&d->srqt, srq->srqn));
+		/* XRC target QPs find it by number, per packet: unpublish first,
+		 * and free the number's slot only after the grace period. */
+		pos = droce_num_table_remove(&d->srqt, srq->srqn);
 		droce_dev_sync(d);
+		if (pos >= 0)
+			droce_num_table_release(&d->srqt, pos);
 		__atomic_sub_fetch(&srq->xrcd->users, 1, __ATOMIC_RELEASE);
 		__atomic_sub_fetch(&srq->cq->users, 1, __ATOMIC_RELEASE);
 	}
