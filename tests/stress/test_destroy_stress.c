@@ -4,9 +4,13 @@
  * cycles on the loopback device. QPs are destroyed mid-transfer (SENDs,
  * WRITEs, READs and atomics in flight, ACK timers armed, RNR waits), from
  * the polling thread or another one, in random order; shared XRC target
- * QPs are closed in every order of their handles. Every work request must
- * complete exactly once (success or flush), and nothing may crash; run
- * under AddressSanitizer this also proves no use-after-free and no leak.
+ * QPs are closed in every order of their handles; and two application
+ * threads post to the two QPs of a pair and poll their shared CQ at once,
+ * one destroying its QP while the other goes on. The engine runs on
+ * droce's progress thread besides. Every work request must complete
+ * exactly once (success or flush), and nothing may crash; run under
+ * AddressSanitizer this also proves no use-after-free and no leak, under
+ * ThreadSanitizer no data race.
  *
  * Usage: test_destroy_stress [cycles] (DROCE_CONF names the device).
  */
@@ -37,8 +41,9 @@ static struct ibv_pd *pd;
 static uint8_t *buf;
 static struct ibv_mr *mr;
 static union ibv_gid gid;
-static unsigned long long rng = 88172645463325252ull;
-static unsigned long n_success, n_flushed, n_other;
+/* Each thread draws from its own generator. */
+static _Thread_local unsigned long long rng = 88172645463325252ull;
+static unsigned long n_success, n_flushed, n_other; /* atomic: any thread polls */
 
 static unsigned
 rnd(unsigned n)
@@ -136,12 +141,9 @@ drain(struct ibv_cq *cq, unsigned want, double seconds)
 			CHECK(wc[i].status == IBV_WC_SUCCESS || wc[i].status == IBV_WC_WR_FLUSH_ERR ||
 			      wc[i].status == IBV_WC_RETRY_EXC_ERR ||
 			      wc[i].status == IBV_WC_REM_INV_REQ_ERR);
-			if (wc[i].status == IBV_WC_SUCCESS)
-				n_success++;
-			else if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
-				n_flushed++;
-			else
-				n_other++;
+			__atomic_add_fetch(wc[i].status == IBV_WC_SUCCESS ? &n_success :
+					   wc[i].status == IBV_WC_WR_FLUSH_ERR ? &n_flushed : &n_other,
+					   1, __ATOMIC_RELAXED);
 		}
 		got += (unsigned)n;
 		if (n > 0)
@@ -194,6 +196,75 @@ rc_cycle(void)
 	done += drain(cq, posted - done, 0.0);
 	if (done != posted) {
 		fprintf(stderr, "rc cycle: %u work requests, %u completions\n", posted, done);
+		exit(1);
+	}
+	CHECK(ibv_destroy_cq(cq) == 0);
+}
+
+/* One side of a two-thread cycle: a thread, its QP, and what it posted. */
+struct mt_side {
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;           /* shared by both sides */
+	unsigned long long seed;
+	bool first;                  /* destroys its QP while the other works */
+	unsigned posted;
+	unsigned polled;             /* completions it took, of either side */
+};
+
+static uint32_t mt_first_gone;
+
+static void *
+mt_worker(void *arg)
+{
+	struct mt_side *s = arg;
+	unsigned rounds = 1 + rnd(4);
+
+	rng = s->seed;
+	/* The second side goes on posting and polling until the first side's
+	 * QP is gone, and a few rounds more against the dead peer. */
+	for (unsigned i = 0; i < rounds ||
+	     (!s->first && !__atomic_load_n(&mt_first_gone, __ATOMIC_ACQUIRE)); i++) {
+		s->posted += post_recvs(s->qp, NULL, rnd(DEPTH / 2));
+		s->posted += flood(s->qp, rnd(DEPTH / 2), 0);
+		s->polled += drain(s->cq, 0, rnd(3) * 0.0003);
+	}
+	CHECK(ibv_destroy_qp(s->qp) == 0);
+	if (s->first)
+		__atomic_store_n(&mt_first_gone, 1, __ATOMIC_RELEASE);
+	s->polled += drain(s->cq, 0, 0.0005);
+	return NULL;
+}
+
+/* An RC pair whose QPs two application threads post to, poll and destroy at once. */
+static void
+mt_cycle(void)
+{
+	/* Room for what both sides have outstanding plus what completed
+	 * between two of their polls. */
+	struct ibv_cq *cq = ibv_create_cq(ctx, 8 * DEPTH + 8, NULL, NULL, 0);
+	struct mt_side s[2];
+	pthread_t t[2];
+	unsigned first = rnd(2), posted, done;
+
+	CHECK(cq != NULL);
+	s[0] = (struct mt_side){ .qp = make_qp(cq), .cq = cq };
+	s[1] = (struct mt_side){ .qp = make_qp(cq), .cq = cq };
+	connect_qp(s[0].qp, s[1].qp->qp_num);
+	connect_qp(s[1].qp, s[0].qp->qp_num);
+	__atomic_store_n(&mt_first_gone, 0, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++) {
+		s[i].seed = (unsigned long long)rnd(1u << 30) << 1 | 1;
+		s[i].first = (unsigned)i == first;
+		CHECK(pthread_create(&t[i], NULL, mt_worker, &s[i]) == 0);
+	}
+	for (int i = 0; i < 2; i++)
+		CHECK(pthread_join(t[i], NULL) == 0);
+	posted = s[0].posted + s[1].posted;
+	done = s[0].polled + s[1].polled;
+	/* Both QPs are gone: the rest is flushed into the CQ already. */
+	done += drain(cq, posted - done, 0.0);
+	if (done != posted) {
+		fprintf(stderr, "two-thread cycle: %u work requests, %u completions\n", posted, done);
 		exit(1);
 	}
 	CHECK(ibv_destroy_cq(cq) == 0);
@@ -286,6 +357,8 @@ main(int argc, char **argv)
 	for (unsigned i = 0; i < cycles; i++) {
 		if (i % 4 == 3)
 			xrc_cycle(c2, c3, x1, x2, x3);
+		else if (i % 4 == 1)
+			mt_cycle();
 		else
 			rc_cycle();
 	}
