@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: install what is missing, build with warnings as errors and
 # run all suites (unit, e2e), then build again with AddressSanitizer and
-# UBSan (DPDK runs under them) and run those suites again. Ends with
+# UBSan (DPDK runs under them) and run those suites again, and with
+# ThreadSanitizer for the tests where threads meet. Ends with
 # "N passed, N failed"; exits non-zero when anything failed. Run as root
 # on Debian 12. Builds go under $DROCE_BUILD_ROOT (default build/).
 set -uo pipefail
@@ -70,6 +71,16 @@ if CC=clang bash scripts/build.sh "$root/fuzz" --werror -Dfuzz=true -Db_sanitize
 	run "$root/fuzz" --suite fuzz
 else
 	echo "test: $root/fuzz does not build" >&2
+	failed=$(( failed + 1 ))
+fi
+
+echo "== $root/tsan: ThreadSanitizer, the threaded tests (stress, verbs, two-process e2e)"
+if bash scripts/build.sh "$root/tsan" --werror -Db_sanitize=thread; then
+	TSAN_OPTIONS=halt_on_error=1:history_size=4:suppressions=$PWD/tests/tsan.supp \
+		run "$root/tsan" destroy-stress verbs unreliable fork e2e-memif \
+		debian-rc-pingpong-4096-e
+else
+	echo "test: $root/tsan does not build" >&2
 	failed=$(( failed + 1 ))
 fi
 
