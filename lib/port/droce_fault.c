@@ -292,27 +292,13 @@ fault_corrupt(struct droce_fault *f, struct rte_mbuf **mp)
 static bool
 fault_segment(struct droce_fault *f, struct rte_mbuf **mp)
 {
-	struct rte_mbuf *m = *mp, *head = NULL;
-	uint32_t len = rte_pktmbuf_pkt_len(m), off;
+	struct rte_mbuf *c;
 
-	if (len <= f->segment)
+	if (rte_pktmbuf_pkt_len(*mp) <= f->segment ||
+	    (c = droce_mbuf_split(*mp, f->mp, f->segment)) == NULL)
 		return false;
-	for (off = 0; off < len; off += f->segment) {
-		uint16_t n = (uint16_t)RTE_MIN((uint32_t)f->segment, len - off);
-		struct rte_mbuf *s = rte_pktmbuf_alloc(f->mp);
-		char *d = s != NULL ? rte_pktmbuf_append(s, n) : NULL;
-
-		if (d == NULL || (head != NULL && rte_pktmbuf_chain(head, s) != 0)) {
-			rte_pktmbuf_free(s);
-			rte_pktmbuf_free(head);
-			return false;
-		}
-		if (head == NULL)
-			head = s;
-		droce_mbuf_copy(m, off, n, d);
-	}
-	rte_pktmbuf_free(m);
-	*mp = head;
+	rte_pktmbuf_free(*mp);
+	*mp = c;
 	return true;
 }
 

@@ -50,3 +50,26 @@ droce_mbuf_copy(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *dst)
 {
 	return droce_mbuf_runs(m, off, len, copy_run, dst);
 }
+
+struct rte_mbuf *
+droce_mbuf_split(const struct rte_mbuf *m, struct rte_mempool *mp, uint16_t seg)
+{
+	uint32_t len = rte_pktmbuf_pkt_len(m), off;
+	struct rte_mbuf *head = NULL;
+
+	for (off = 0; off < len; off += seg) {
+		uint16_t n = (uint16_t)RTE_MIN((uint32_t)seg, len - off);
+		struct rte_mbuf *s = rte_pktmbuf_alloc(mp);
+		char *d = s != NULL ? rte_pktmbuf_append(s, n) : NULL;
+
+		if (d == NULL || (head != NULL && rte_pktmbuf_chain(head, s) != 0)) {
+			rte_pktmbuf_free(s);
+			rte_pktmbuf_free(head);
+			return NULL;
+		}
+		if (head == NULL)
+			head = s;
+		droce_mbuf_copy(m, off, n, d);
+	}
+	return head;
+}

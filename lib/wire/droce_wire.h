@@ -427,6 +427,15 @@ int droce_mbuf_runs(const struct rte_mbuf *m, uint32_t off, uint32_t len,
  */
 int droce_mbuf_copy(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *dst);
 
+/**
+ * A copy of frame @p m (any chain) cut into segments of @p seg bytes (the
+ * last shorter), from @p mp: a frame as a driver with small buffers
+ * delivers it. @p m stays the caller's.
+ * @return the new chain, or NULL when @p mp ran out of mbufs.
+ */
+struct rte_mbuf *droce_mbuf_split(const struct rte_mbuf *m, struct rte_mempool *mp,
+				  uint16_t seg);
+
 /** Bytes from the Ethernet header to the BTH for these addresses. */
 unsigned droce_l3_hdr_len(const struct droce_l3_addr *a);
 

@@ -96,33 +96,6 @@ droce_peer_close(struct droce_peer *p)
 	droce_peer_drain(p);
 }
 
-/* Copy a flat frame into a chain of @p seg-byte segments. */
-static struct rte_mbuf *
-chain(struct rte_mempool *mp, const uint8_t *d, uint32_t len, uint32_t seg)
-{
-	struct rte_mbuf *head = NULL, *last = NULL;
-
-	for (uint32_t off = 0; off < len; off += seg) {
-		uint32_t n = RTE_MIN(seg, len - off);
-		struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
-
-		if (m == NULL) {
-			rte_pktmbuf_free(head);
-			return NULL;
-		}
-		memcpy(rte_pktmbuf_append(m, (uint16_t)n), d + off, n);
-		if (head == NULL) {
-			head = m;
-		} else {
-			last->next = m;
-			head->nb_segs++;
-			head->pkt_len += n;
-		}
-		last = m;
-	}
-	return head;
-}
-
 struct rte_mbuf *
 droce_peer_build(const struct droce_peer *p, const struct droce_peer_frame *f)
 {
@@ -154,7 +127,7 @@ droce_peer_build(const struct droce_peer *p, const struct droce_peer_frame *f)
 		*rte_pktmbuf_mtod_offset(m, uint8_t *, rte_pktmbuf_data_len(m) - 1) ^= 0x5a;
 	if (f->seg == 0)
 		return m;
-	c = chain(p->mp, rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_pkt_len(m), f->seg);
+	c = droce_mbuf_split(m, p->mp, (uint16_t)f->seg);
 	rte_pktmbuf_free(m);
 	return c;
 }
