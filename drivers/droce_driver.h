@@ -35,10 +35,55 @@
 extern "C" {
 #endif
 
+/** Most engines (and so RX/TX queue pairs) one droce port drives. */
+#define DROCE_PORT_QUEUES_MAX 16
+
+/**
+ * The engine that owns a QP, from its QPN: a port with n engines (n a
+ * power of two) gives QPN q to engine q & (n - 1), and allocates QPNs so
+ * (see docs/architecture.md). A driver that steers by QPN (rte_flow on
+ * the BTH's destination QP) sends the frames for engine i to
+ * droce_port_drv_ctx.queues[i]; frames that arrive on another queue are
+ * handed to their owner in software.
+ */
+static inline unsigned
+droce_qpn_engine(uint32_t qpn, unsigned nb_engines)
+{
+	return qpn & (nb_engines - 1);
+}
+
+/**
+ * What a driver has the NIC do for droce. Set by configure() and start();
+ * droce-testpmd shows it (`show port info`). All false: the generic
+ * driver, everything in software.
+ */
+struct droce_drv_caps {
+	bool tx_ipv4_cksum;  /**< the NIC computes the IPv4 header checksum */
+	bool tx_multi_seg;   /**< the NIC sends mbuf chains (zero-copy TX) */
+	bool tx_vlan_insert; /**< the NIC inserts the VLAN tag */
+	bool rx_rss_udp;     /**< RSS spreads frames over the queues by UDP ports */
+	bool rx_flow_qpn;    /**< rte_flow puts each frame on its QP owner's queue */
+	/** rte_flow isolation: the port's queues get only the frames the
+	 *  driver's rules match (UDP 4791, ARP/ND for droce's addresses); the
+	 *  rest stays with the kernel (mlx5's bifurcated model). */
+	bool flow_isolate;
+};
+
 /** What a driver works on: one ethdev being brought up by a droce port. */
 struct droce_port_drv_ctx {
 	uint16_t port_id;                        /**< the ethdev */
 	const struct rte_eth_dev_info *dev_info; /**< its capabilities */
+	/** Engines of the port: one RX and one TX queue each (a power of
+	 *  two, 1..DROCE_PORT_QUEUES_MAX). */
+	uint16_t nb_queues;
+	/** The ethdev's queue id of engine i, RX and TX alike. 0..n-1 when
+	 *  droce owns the ethdev; the application's choice when it shares it. */
+	uint16_t queues[DROCE_PORT_QUEUES_MAX];
+	/** The application configured and starts the ethdev and uses the
+	 *  other queues itself: configure() must leave the ethdev alone and
+	 *  start() may only add flow rules for droce's queues. */
+	bool shared;
+	struct droce_drv_caps caps;              /**< set by configure() and start() */
 	/** The Ethernet MTU (IP packet size) droce needs for its IB MTU. */
 	uint16_t eth_mtu;
 	/** Set by configure(): the ethdev accepted @ref eth_mtu. When false
@@ -54,12 +99,19 @@ struct droce_driver_ops {
 	/** @return nonzero when this driver drives the ethdev. */
 	int (*match)(const struct rte_eth_dev_info *dev_info);
 	/**
-	 * Configure the stopped ethdev with one RX and one TX queue and the
-	 * driver's offloads (rte_eth_dev_configure()), then its MTU.
+	 * Configure the stopped ethdev with ctx->nb_queues RX and TX queues
+	 * and the driver's offloads (rte_eth_dev_configure()), then its MTU.
+	 * Not called when ctx->shared.
 	 * @return 0 or a negative errno.
 	 */
 	int (*configure)(struct droce_port_drv_ctx *ctx);
-	/** After rte_eth_dev_start(). @return 0 or a negative errno. */
+	/**
+	 * After rte_eth_dev_start(): RX modes, then, with several queues, the
+	 * steering of each frame to its QP owner's queue
+	 * (droce_qpn_engine()): rte_flow rules, or RSS on the UDP ports, or
+	 * nothing (the port hands frames to their owner in software). Sets
+	 * ctx->caps for what it programmed. @return 0 or a negative errno.
+	 */
 	int (*start)(struct droce_port_drv_ctx *ctx);
 	/** Before rte_eth_dev_stop(): undo start(). NULL: nothing to undo. */
 	void (*stop)(struct droce_port_drv_ctx *ctx);

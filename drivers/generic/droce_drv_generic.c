@@ -25,7 +25,7 @@ droce_drv_generic_configure(struct droce_port_drv_ctx *ctx)
 	 * segment, payload in others): let the PMD take them where it can. */
 	if (ctx->dev_info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
-	ret = rte_eth_dev_configure(ctx->port_id, 1, 1, &conf);
+	ret = rte_eth_dev_configure(ctx->port_id, ctx->nb_queues, ctx->nb_queues, &conf);
 	if (ret != 0)
 		return ret;
 	droce_drv_mtu_set(ctx);

@@ -174,6 +174,9 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	p->drv_ctx.port_id = p->port_id;
 	p->drv_ctx.dev_info = &p->dev_info;
 	p->drv_ctx.eth_mtu = p->ib_mtu + DROCE_PORT_L3_OVERHEAD;
+	/* One engine, on queue 0 (see droce_qpn_engine()). */
+	p->drv_ctx.nb_queues = 1;
+	p->drv_ctx.queues[0] = 0;
 
 	ret = port_buffers_create(p, conf);
 	if (ret == 0) {
