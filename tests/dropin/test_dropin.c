@@ -248,17 +248,22 @@ END_TEST
 
 START_TEST(ioctl_attrs_counted_over_the_chain)
 {
-	struct {
-		struct ibv_command_buffer cb;
-		struct ib_uverbs_attr attrs[4];
-	} a, b;
+	/* Buffers with room for 4 attributes each, allocated as rdma-core's
+	 * DECLARE_COMMAND_BUFFER lays them out; on the heap, because a
+	 * struct ending in a flexible array cannot portably be embedded. */
+	const size_t len = sizeof(struct ibv_command_buffer) + 4 * sizeof(struct ib_uverbs_attr);
+	struct ibv_command_buffer *a = calloc(1, len), *b = calloc(1, len);
 
-	a.cb.next = &b.cb;
-	a.cb.next_attr = a.cb.hdr.attrs + 3;
-	b.cb.next = NULL;
-	b.cb.next_attr = b.cb.hdr.attrs + 1;
-	ck_assert_uint_eq(__ioctl_final_num_attrs(2, &a.cb), 6);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	a->next = b;
+	a->next_attr = a->hdr.attrs + 3;
+	b->next = NULL;
+	b->next_attr = b->hdr.attrs + 1;
+	ck_assert_uint_eq(__ioctl_final_num_attrs(2, a), 6);
 	ck_assert_uint_eq(__ioctl_final_num_attrs(2, NULL), 2);
+	free(a);
+	free(b);
 }
 END_TEST
 
