@@ -67,6 +67,9 @@ static struct ibv_context_ops droce_ctx_ops = {
 	.post_send = droce_post_send,
 	.post_recv = droce_post_recv,
 	.post_srq_recv = droce_post_srq_recv,
+	.alloc_mw = droce_alloc_mw,
+	.dealloc_mw = droce_dealloc_mw,
+	.bind_mw = droce_bind_mw,
 };
 
 struct ibv_context *
@@ -138,12 +141,14 @@ fill_device_attr(const struct droce_dev *d, struct ibv_device_attr *a)
 	a->max_qp_wr = DROCE_MAX_QP_WR;
 	a->device_cap_flags = IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR |
 			      IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN |
-			      IBV_DEVICE_PORT_ACTIVE_EVENT;
+			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = DROCE_MAX_SGE;
 	a->max_sge_rd = DROCE_MAX_SGE;
 	a->max_cq = DROCE_MAX_QP;
 	a->max_cqe = DROCE_MAX_CQE;
 	a->max_mr = DROCE_MR_MAX - 1;
+	a->max_mw = DROCE_MW_MAX;
 	a->max_pd = 1 << 16;
 	a->max_qp_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;

@@ -192,7 +192,6 @@ START_TEST(inline_verbs_without_a_droce_op_fail)
 		ck_assert_ptr_null(call);			\
 		ck_assert_int_eq(errno, EOPNOTSUPP);		\
 	} while (0)
-	NULL_EOPNOTSUPP(ibv_alloc_mw(pd, IBV_MW_TYPE_1));
 	NULL_EOPNOTSUPP(ibv_create_flow(qp, &fa));
 	NULL_EOPNOTSUPP(ibv_alloc_dm(ctx, &dm));
 	NULL_EOPNOTSUPP(ibv_alloc_td(ctx, &td));

@@ -78,9 +78,6 @@ START_TEST(unsupported_families)
 	FAILS_ERRNO(ibv_destroy_wq(&wq));
 	FAILS_NULL(ibv_create_rwq_ind_table(ctx, &ria));
 	FAILS_ERRNO(ibv_destroy_rwq_ind_table(&rwq));
-	/* Memory windows (not yet). */
-	FAILS_NULL(ibv_alloc_mw(pd, IBV_MW_TYPE_1));
-	FAILS_NULL(ibv_alloc_mw(pd, IBV_MW_TYPE_2));
 }
 END_TEST
 
@@ -128,8 +125,7 @@ START_TEST(unsupported_extended_fields)
 				      IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
 				      IBV_WC_EX_WITH_CVLAN, IBV_WC_EX_WITH_FLOW_TAG,
 				      IBV_WC_EX_WITH_TM_INFO };
-	const uint64_t ops[] = { IBV_QP_EX_WITH_BIND_MW, IBV_QP_EX_WITH_LOCAL_INV,
-				 IBV_QP_EX_WITH_TSO, IBV_QP_EX_WITH_ATOMIC_WRITE };
+	const uint64_t ops[] = { IBV_QP_EX_WITH_TSO, IBV_QP_EX_WITH_ATOMIC_WRITE };
 	struct ibv_cq_init_attr_ex ca = { .cqe = 8 };
 	struct ibv_qp_init_attr_ex qa = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
