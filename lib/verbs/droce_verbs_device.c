@@ -90,6 +90,7 @@ ibv_open_device(struct ibv_device *device)
 	c->vctx.query_device_ex = droce_query_device_ex;
 	c->vctx.create_cq_ex = droce_create_cq_ex;
 	c->vctx.create_qp_ex = droce_create_qp_ex;
+	c->vctx.query_rt_values = droce_query_rt_values;
 	droce_xrc_ops_set(&c->vctx);
 	ctx = &c->vctx.context;
 	ctx->device = device;
@@ -182,6 +183,9 @@ droce_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_
 	fill_device_attr(droce_dev_of_ctx(ctx), &a.orig_attr);
 	/* rdma-core reads the port count from here when the provider fills it. */
 	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
+	/* Completion timestamps count TSC cycles (droce_verbs_clock.c). */
+	a.completion_timestamp_mask = UINT64_MAX;
+	a.hca_core_clock = droce_clock_khz();
 	memcpy(attr, &a, RTE_MIN(len, sizeof(a)));
 	return 0;
 }

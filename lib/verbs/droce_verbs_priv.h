@@ -110,6 +110,12 @@ int droce_dealloc_mw(struct ibv_mw *mw);
 int droce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 int droce_local_wqe_fill(struct droce_send_wqe *w, const struct ibv_send_wr *wr);
 
+/* droce_verbs_clock.c: the clock of completion timestamps (the TSC), its
+ * rate in kHz, a reading of it on CLOCK_REALTIME, ibv_query_rt_values_ex. */
+uint64_t droce_clock_khz(void);
+uint64_t droce_clock_wall_ns(uint64_t tsc);
+int droce_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
+
 /* droce_verbs_qpx.c: the ibv_qp_ex builder of a handle created with
  * send_ops_flags. @return 0, or EOPNOTSUPP for operations droce lacks. */
 int droce_qpx_init(struct droce_qp_handle *h, uint64_t send_ops_flags);
