@@ -85,7 +85,6 @@ START_TEST(unsupported_verbs)
 {
 	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	struct ibv_sge sge = { (uintptr_t)buf, 64, mr->lkey };
-	union ibv_gid gid = { .raw = { 0xff, 0x0e } };
 	struct ibv_ece ece = { 0 };
 	struct ibv_qp_rate_limit_attr rl = { .rate_limit = 1000 };
 	struct ibv_modify_cq_attr mca = { .attr_mask = IBV_CQ_ATTR_MODERATE,
@@ -95,8 +94,6 @@ START_TEST(unsupported_verbs)
 	uint16_t vid;
 
 	ck_assert_ptr_nonnull(mr);
-	FAILS_ERRNO(ibv_attach_mcast(qp, &gid, 0));
-	FAILS_ERRNO(ibv_detach_mcast(qp, &gid, 0));
 	FAILS_NULL(ibv_reg_dmabuf_mr(pd, 0, 4096, 0, 0, IBV_ACCESS_LOCAL_WRITE));
 	FAILS_NULL(ibv_import_device(3));
 	FAILS_NULL(ibv_import_pd(ctx, 1));
