@@ -10,26 +10,28 @@
 
 #include "droce_verbs_priv.h"
 
-int
-ibv_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
+static int
+mcast_change(struct ibv_qp *ibqp, const union ibv_gid *gid, bool attach)
 {
 	struct droce_qp *qp = droce_qp_of(ibqp);
 	struct droce_dev *d = qp->dev;
 
-	RTE_SET_USED(lid);
 	if (qp->type != IBV_QPT_UD)
 		return EINVAL;
-	return -droce_port_mcast_attach(d->port, gid->raw, qp->qpn);
+	return -(attach ? droce_port_mcast_attach(d->port, gid->raw, qp->qpn) :
+			  droce_port_mcast_detach(d->port, gid->raw, qp->qpn));
 }
 
 int
-ibv_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
+ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	struct droce_qp *qp = droce_qp_of(ibqp);
-	struct droce_dev *d = qp->dev;
-
 	RTE_SET_USED(lid);
-	if (qp->type != IBV_QPT_UD)
-		return EINVAL;
-	return -droce_port_mcast_detach(d->port, gid->raw, qp->qpn);
+	return mcast_change(qp, gid, true);
+}
+
+int
+ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	RTE_SET_USED(lid);
+	return mcast_change(qp, gid, false);
 }

@@ -37,26 +37,6 @@ struct pair {
 	struct ibv_qp *t, *r;
 };
 
-static struct ibv_qp *
-qp_new(struct ibv_cq *cq, enum ibv_qp_type type, uint64_t send_ops)
-{
-	struct ibv_qp_init_attr_ex ax = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = type,
-		.cap = { .max_send_wr = 32, .max_recv_wr = 32, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-		.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
-	};
-	struct ibv_qp *qp;
-
-	if (send_ops != 0) {
-		ax.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		ax.send_ops_flags = send_ops;
-	}
-	qp = ibv_create_qp_ex(ctx, &ax);
-	ck_assert_ptr_nonnull(qp);
-	return qp;
-}
-
 static void
 pair_open(struct pair *p, enum ibv_qp_type type, uint64_t send_ops)
 {
@@ -64,8 +44,8 @@ pair_open(struct pair *p, enum ibv_qp_type type, uint64_t send_ops)
 
 	p->cq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
 	ck_assert_ptr_nonnull(p->cq);
-	p->t = qp_new(p->cq, type, send_ops);
-	p->r = qp_new(p->cq, type, 0);
+	p->t = droce_test_qp_new(pd, p->cq, type, send_ops);
+	p->r = droce_test_qp_new(pd, p->cq, type, 0);
 	path.dqpn = p->r->qp_num;
 	ck_assert_int_eq(droce_test_connect(p->t, &path), 0);
 	path.dqpn = p->t->qp_num;

@@ -31,26 +31,6 @@ static uint8_t *abuf, *bbuf;
 static struct ibv_mr *amr, *bmr;
 static union ibv_gid gid;
 
-static struct ibv_qp *
-qp_new(enum ibv_qp_type type, struct ibv_cq *c, uint64_t send_ops)
-{
-	struct ibv_qp_init_attr_ex ax = {
-		.send_cq = c, .recv_cq = c, .qp_type = type,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 2,
-			 .max_recv_sge = 2, .max_inline_data = 64 },
-		.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
-	};
-	struct ibv_qp *qp;
-
-	if (send_ops != 0) {
-		ax.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		ax.send_ops_flags = send_ops;
-	}
-	qp = ibv_create_qp_ex(ctx, &ax);
-	ck_assert_ptr_nonnull(qp);
-	return qp;
-}
-
 static void
 connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 {
@@ -64,8 +44,8 @@ static void
 qp_pair(enum ibv_qp_type type, struct ibv_cq *c, uint64_t send_ops, struct ibv_qp **q1,
 	struct ibv_qp **q2)
 {
-	*q1 = qp_new(type, c, send_ops);
-	*q2 = qp_new(type, c, 0);
+	*q1 = droce_test_qp_new(pd, c, type, send_ops);
+	*q2 = droce_test_qp_new(pd, c, type, 0);
 	connect_qp(*q1, (*q2)->qp_num);
 	connect_qp(*q2, (*q1)->qp_num);
 }
