@@ -8,6 +8,9 @@
  * while a window is bound, and the completion each misuse ends with.
  * Only <infiniband/verbs.h> calls.
  *
+ * Binds and invalidations between WRITEs survive go-back-N under loss:
+ * done once, never again when the WRITEs around them are resent.
+ *
  * In every test, QP "t" (the target) owns the windows and QP "r" (its
  * peer, the remote) reaches them; both complete on the test's own CQ.
  */
@@ -18,6 +21,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "droce.h"
 #include "droce_test.h"
 
 #define BUF_SIZE (1u << 16)
@@ -288,6 +292,41 @@ START_TEST(type2_qp_ex)
 }
 END_TEST
 
+/* A type 2 bind and a local invalidation between WRITEs on a lossy link
+ * (the port drops 10% of what it sends): go-back-N resends the WRITEs
+ * around them, but a bind or invalidation done once is not done again (a
+ * second bind of a bound type 2 window would fail). */
+START_TEST(local_ops_under_loss)
+{
+	struct droce_fault_conf f = { .drop = 0.1, .seed = 11 };
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	uint64_t base = (uintptr_t)bbuf;
+	struct pair p;
+
+	ck_assert_ptr_nonnull(mw);
+	ck_assert_int_eq(droce_port_fault_set(droce_dev_port(0), false, &f), 0);
+	pair_open(&p, IBV_QPT_RC, 0);
+	for (int round = 0; round < 20; round++) {
+		uint32_t k = ibv_inc_rkey(mw->rkey);
+
+		post_rdma(p.t, IBV_WR_RDMA_WRITE, amr->rkey, (uintptr_t)abuf + 8192, 3000);
+		post_bind(p.t, mw, k, bmr, base, 4096, IBV_ACCESS_REMOTE_WRITE);
+		post_rdma(p.t, IBV_WR_RDMA_WRITE, amr->rkey, (uintptr_t)abuf + 16384, 3000);
+		post_op_rkey(p.t, IBV_WR_LOCAL_INV, k);
+		post_rdma(p.t, IBV_WR_RDMA_WRITE, amr->rkey, (uintptr_t)abuf + 24576, 3000);
+		expect_wc(&p, p.t, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+		expect_wc(&p, p.t, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+		expect_wc(&p, p.t, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+		expect_wc(&p, p.t, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
+		expect_wc(&p, p.t, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+		mw->rkey = k;
+	}
+	ck_assert_int_eq(droce_port_fault_set(droce_dev_port(0), false, NULL), 0);
+	pair_close(&p);
+	ck_assert_int_eq(ibv_dealloc_mw(mw), 0);
+}
+END_TEST
+
 START_TEST(dereg_busy_while_bound)
 {
 	uint8_t *buf = calloc(1, 8192);
@@ -464,6 +503,7 @@ main(void)
 	tcase_add_test(tc, type1_bind_access_rebind);
 	tcase_add_test(tc, type2_bind_qp_and_invalidate);
 	tcase_add_test(tc, type2_qp_ex);
+	tcase_add_test(tc, local_ops_under_loss);
 	tcase_add_test(tc, dereg_busy_while_bound);
 	tcase_add_test(tc, misuse_completions);
 	suite_add_tcase(s, tc);
