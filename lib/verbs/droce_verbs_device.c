@@ -150,6 +150,9 @@ fill_device_attr(const struct droce_dev *d, struct ibv_device_attr *a)
 	a->max_cqe = DROCE_MAX_CQE;
 	a->max_mr = DROCE_MR_MAX - 1;
 	a->max_mw = DROCE_MW_MAX;
+	a->max_mcast_grp = DROCE_MCAST_MAX;
+	a->max_mcast_qp_attach = DROCE_MCAST_QPS;
+	a->max_total_mcast_qp_attach = DROCE_MCAST_MAX * DROCE_MCAST_QPS;
 	a->max_pd = 1 << 16;
 	a->max_qp_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;

@@ -151,6 +151,7 @@ START_TEST(ipv6_group)
 }
 END_TEST
 
+/* The limits the device reports, and what attach and detach refuse. */
 START_TEST(refusals)
 {
 	struct ibv_qp_init_attr ia = {
@@ -158,7 +159,12 @@ START_TEST(refusals)
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct ibv_qp *rc = ibv_create_qp(pd, &ia), *ud = ud_qp();
+	struct ibv_device_attr a;
 
+	ck_assert_int_eq(ibv_query_device(ctx, &a), 0);
+	ck_assert_int_gt(a.max_mcast_grp, 0);
+	ck_assert_int_gt(a.max_mcast_qp_attach, 0);
+	ck_assert_int_ge(a.max_total_mcast_qp_attach, a.max_mcast_qp_attach);
 	ck_assert_ptr_nonnull(rc);
 	ck_assert_int_eq(ibv_attach_mcast(rc, &group4, 0), EINVAL);
 	ck_assert_int_eq(ibv_attach_mcast(ud, &gid, 0), EINVAL);
