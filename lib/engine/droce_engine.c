@@ -190,10 +190,9 @@ engine_run_active(struct droce_engine *e)
 }
 
 static void
-engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
+engine_rx_qp(struct droce_engine *e, struct droce_qp *qp, struct rte_mbuf *m)
 {
 	struct droce_pkt *pkt = droce_pkt_of(m);
-	struct droce_qp *qp = droce_num_table_lookup(e->qpt, pkt->qpn);
 
 	if (qp == NULL || __atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE)) {
 		e->stats.rx.rx_unknown_qpn++;
@@ -220,6 +219,25 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 		droce_resp_send_owed(&e->tx, qp);
 	else
 		droce_engine_activate(e, qp);
+}
+
+/* A frame to one QP, or to every QP attached to a multicast group. */
+static void
+engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
+{
+	struct droce_pkt *pkt = droce_pkt_of(m);
+	uint32_t qpn[DROCE_MCAST_QPS];
+	unsigned n;
+
+	if (pkt->qpn != DROCE_QPN_MCAST) {
+		engine_rx_qp(e, droce_num_table_lookup(e->qpt, pkt->qpn), m);
+		return;
+	}
+	n = droce_port_mcast_qpns(e->port, pkt->dgid, qpn);
+	if (n == 0)
+		e->stats.rx.rx_unknown_qpn++;
+	for (unsigned i = 0; i < n; i++)
+		engine_rx_qp(e, droce_num_table_lookup(e->qpt, qpn[i]), m);
 }
 
 /*

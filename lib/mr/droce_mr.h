@@ -36,7 +36,15 @@ struct droce_mr {
 	uint64_t length;
 	int access;                  /**< IBV_ACCESS_* */
 	uint32_t pd_handle;          /**< protection domain it belongs to */
+	/** Windows bound to it, and DROCE_MR_DYING once ibv_dereg_mr() took it
+	 *  (no window binds to it after that); droce_mw.h. */
+	uint32_t mw_refs;
 };
+
+/** droce_mr.mw_refs: the region is being deregistered. */
+#define DROCE_MR_DYING (1u << 31)
+
+struct droce_mw_table;
 
 /** The key table of one device. */
 struct droce_mr_table {
@@ -45,6 +53,7 @@ struct droce_mr_table {
 	uint8_t tag[DROCE_MR_MAX];
 	uint32_t next;               /**< where the search for a free slot starts */
 	uint32_t count;
+	struct droce_mw_table *mwt;  /**< the device's memory windows (droce_mw.h) */
 };
 
 /** Initialise an empty table. */

@@ -267,6 +267,36 @@ int droce_port_gid(const struct droce_port *p, int index, uint8_t gid[16]);
 /** @return the index of @p gid in the table, or -1 if the port does not own it. */
 int droce_port_gid_find(const struct droce_port *p, const uint8_t gid[16]);
 
+/** The destination QPN of UD multicast (IBA 10.5.2.1). */
+#define DROCE_QPN_MCAST 0xffffffu
+
+/** Most multicast groups a port joins, and QPs attached to one group. */
+#define DROCE_MCAST_MAX 32
+#define DROCE_MCAST_QPS 32
+
+/** Is @p gid a multicast GID (ff00::/8, or ::ffff:224.0.0.0/4)? */
+bool droce_gid_is_mcast(const uint8_t gid[16]);
+
+/** The MAC frames to multicast GID @p gid go to. @return false if it is not one. */
+bool droce_gid_mcast_mac(const uint8_t gid[16], struct rte_ether_addr *mac);
+
+/**
+ * Attach QP @p qpn to multicast group @p gid: the port accepts its frames
+ * from now on. Attaching twice is no error. Any thread but the engine's.
+ * @return 0, -EINVAL (not a multicast GID) or -ENOMEM (too many groups or QPs).
+ */
+int droce_port_mcast_attach(struct droce_port *p, const uint8_t gid[16], uint32_t qpn);
+
+/** Detach QP @p qpn from @p gid. @return 0, or -EINVAL when it was not attached. */
+int droce_port_mcast_detach(struct droce_port *p, const uint8_t gid[16], uint32_t qpn);
+
+/** Detach QP @p qpn from every group (it is being destroyed). */
+void droce_port_mcast_detach_all(struct droce_port *p, uint32_t qpn);
+
+/** Engine: copy the QPs attached to @p gid into @p qpn. @return how many. */
+unsigned droce_port_mcast_qpns(struct droce_port *p, const uint8_t gid[16],
+			       uint32_t qpn[DROCE_MCAST_QPS]);
+
 /**
  * Fill the L2/L3 source fields of @p a (MAC, source GID @p sgid_index) and
  * the destination MAC for destination GID @p dgid.

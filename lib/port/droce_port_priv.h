@@ -22,6 +22,7 @@
 #include <rte_log.h>
 #include <rte_pcapng.h>
 #include <rte_ring.h>
+#include <rte_rwlock.h>
 
 #include "droce_driver.h"
 #include "droce_fault.h"
@@ -77,6 +78,21 @@ struct droce_capture;
 
 /* ---- the port ---- */
 
+/* UD multicast groups the port's QPs joined (droce_mcast.c). */
+struct droce_mcast_group {
+	uint8_t gid[16];
+	struct rte_ether_addr mac;
+	uint16_t nb_qps;
+	uint32_t qpn[DROCE_MCAST_QPS];
+};
+
+struct droce_mcast {
+	rte_rwlock_t lock;           /* writers: verbs threads; readers: the engine */
+	uint32_t nb_groups;
+	bool allmulti;               /* all-multicast on, for want of a filter list */
+	struct droce_mcast_group groups[DROCE_MCAST_MAX];
+};
+
 struct droce_port {
 	/* Read on every frame. */
 	uint16_t port_id;
@@ -119,6 +135,7 @@ struct droce_port {
 	uint8_t gids[DROCE_GID_TABLE_LEN][16];
 	const struct droce_driver_ops *drv;
 	struct droce_port_drv_ctx drv_ctx;
+	struct droce_mcast mcast;
 	struct rte_eth_dev_info dev_info;
 
 	/* Fault injection (engine thread, configured from any thread):
@@ -150,6 +167,17 @@ bool droce_port_started(const struct droce_port *p);
 void droce_gid_table_build(struct droce_port *p);
 bool droce_gid_is_v4mapped(const uint8_t gid[16]);
 void droce_gid_format(const uint8_t gid[16], char *buf, size_t len);
+
+/* droce_mcast.c: does the port take this multicast frame from the link;
+ * local copies of the frames it sends to groups it joined itself, as IP
+ * multicast loops back to local members: made before the ethdev takes the
+ * frames (copies[i] NULL for others; @return whether any was made), then
+ * looped back for the frames it took. */
+bool droce_port_mcast_accept(struct droce_port *p, const struct rte_ether_hdr *eh);
+bool droce_port_mcast_copy(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n,
+			   struct rte_mbuf **copies);
+void droce_port_mcast_copies_done(struct droce_port *p, struct rte_mbuf **copies, uint16_t n,
+				  uint16_t sent);
 
 /* droce_neigh.c */
 int droce_neigh_init(struct droce_port *p);

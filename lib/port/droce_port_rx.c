@@ -57,7 +57,8 @@ rx_roce(struct droce_port *p, struct rte_mbuf *m)
 		DROCE_STAT_ADD(p, rx_malformed, 1);
 		return false;
 	}
-	if (droce_port_gid_find(p, pkt->dgid) < 0) {
+	if (droce_port_gid_find(p, pkt->dgid) < 0 &&
+	    !(droce_gid_is_mcast(pkt->dgid) && pkt->qpn == DROCE_QPN_MCAST)) {
 		DROCE_STAT_ADD(p, rx_not_ours, 1);
 		return false;
 	}
@@ -102,7 +103,7 @@ rx_one(struct droce_port *p, struct rte_mbuf *m, bool looped)
 	}
 	/* NICs filter by MAC, PMDs of virtual ports do not: so do it here. */
 	if (!looped && !rte_is_same_ether_addr(&eh->dst_addr, &p->mac) &&
-	    !rte_is_broadcast_ether_addr(&eh->dst_addr)) {
+	    !rte_is_broadcast_ether_addr(&eh->dst_addr) && !droce_port_mcast_accept(p, eh)) {
 		DROCE_STAT_ADD(p, rx_not_ours, 1);
 		goto drop;
 	}

@@ -62,9 +62,10 @@ static uint16_t
 tx_wire(struct droce_port *p, struct droce_capture *c,
 	struct rte_mbuf **pkts, uint16_t n)
 {
-	struct rte_mbuf *copies[DROCE_PORT_BURST];
+	struct rte_mbuf *copies[DROCE_PORT_BURST], *mcast[DROCE_PORT_BURST];
 	uint64_t t0;
 	uint16_t k;
+	bool loop;
 
 	/* Not started yet: like a link that is down, it takes nothing. */
 	if (unlikely(!p->started))
@@ -75,6 +76,7 @@ tx_wire(struct droce_port *p, struct droce_capture *c,
 	if (c != NULL)
 		droce_capture_copy(c, p->port_id, pkts, n, RTE_PCAPNG_DIRECTION_OUT,
 				   copies);
+	loop = droce_port_mcast_copy(p, pkts, n, mcast);
 	t0 = rte_get_tsc_cycles();
 	k = rte_eth_tx_burst(p->port_id, 0, pkts, n);
 	/* the port's cycles, not droce's */
@@ -83,6 +85,8 @@ tx_wire(struct droce_port *p, struct droce_capture *c,
 		droce_capture_write(c, copies, k);
 		rte_pktmbuf_free_bulk(copies + k, n - k);
 	}
+	if (unlikely(loop))
+		droce_port_mcast_copies_done(p, mcast, n, k);
 	return k;
 }
 

@@ -67,6 +67,8 @@ droce_port_route(struct droce_port *p, int sgid_index, const uint8_t dgid[16],
 		a->dst_mac = p->mac;
 		return 0;
 	}
+	if (droce_gid_mcast_mac(dgid, &a->dst_mac))
+		return 0;
 	if (!v4)
 		return route_ipv6_link_local(dgid, &a->dst_mac);
 	memcpy(&dst, dgid + 12, sizeof(dst));

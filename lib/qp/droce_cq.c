@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 
 #include "droce_cq.h"
 #include "droce_qp.h"
@@ -24,11 +25,20 @@ droce_cq_init(struct droce_cq *cq, uint32_t cqe)
 	return 0;
 }
 
+int
+droce_cq_enable_ts(struct droce_cq *cq)
+{
+	cq->ts = calloc(cq->mask + 1, sizeof(*cq->ts));
+	return cq->ts == NULL ? -ENOMEM : 0;
+}
+
 void
 droce_cq_fini(struct droce_cq *cq)
 {
 	free(cq->ring);
+	free(cq->ts);
 	cq->ring = NULL;
+	cq->ts = NULL;
 }
 
 int
@@ -36,9 +46,13 @@ droce_cq_resize(struct droce_cq *cq, uint32_t cqe)
 {
 	uint32_t n = rte_align32pow2(cqe + 1), pending, i;
 	struct ibv_wc *ring = calloc(n, sizeof(*ring)), *old;
+	uint64_t *ts = cq->ts != NULL ? calloc(n, sizeof(*ts)) : NULL, *old_ts;
 
-	if (ring == NULL)
+	if (ring == NULL || (cq->ts != NULL && ts == NULL)) {
+		free(ring);
+		free(ts);
 		return -ENOMEM;
+	}
 	/* Producers, then consumers: nobody touches the ring while it moves. */
 	rte_spinlock_lock(&cq->plock);
 	rte_spinlock_lock(&cq->clock);
@@ -47,18 +61,25 @@ droce_cq_resize(struct droce_cq *cq, uint32_t cqe)
 		rte_spinlock_unlock(&cq->clock);
 		rte_spinlock_unlock(&cq->plock);
 		free(ring);
+		free(ts);
 		return -EINVAL;
 	}
-	for (i = 0; i < pending; i++)
+	for (i = 0; i < pending; i++) {
 		ring[i] = cq->ring[(cq->cons + i) & cq->mask];
+		if (ts != NULL)
+			ts[i] = cq->ts[(cq->cons + i) & cq->mask];
+	}
 	old = cq->ring;
+	old_ts = cq->ts;
 	cq->ring = ring;
+	cq->ts = ts;
 	cq->mask = n - 1;
 	__atomic_store_n(&cq->cons, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&cq->prod, pending, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&cq->clock);
 	rte_spinlock_unlock(&cq->plock);
 	free(old);
+	free(old_ts);
 	return 0;
 }
 
@@ -78,6 +99,8 @@ droce_cq_push(struct droce_cq *cq, const struct ibv_wc *wc, bool solicited)
 		return -ENOSPC;
 	}
 	cq->ring[cq->prod & cq->mask] = *wc;
+	if (cq->ts != NULL)
+		cq->ts[cq->prod & cq->mask] = rte_get_tsc_cycles();
 	__atomic_store_n(&cq->prod, cq->prod + 1, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&cq->plock);
 
@@ -104,6 +127,8 @@ droce_cq_pop(struct droce_cq *cq, int n, struct ibv_wc *wc)
 	rte_spinlock_lock(&cq->clock);
 	prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
 	while (got < n && cq->cons != prod) {
+		if (cq->ts != NULL)
+			cq->cur_ts = cq->ts[cq->cons & cq->mask];
 		wc[got++] = cq->ring[cq->cons & cq->mask];
 		__atomic_store_n(&cq->cons, cq->cons + 1, __ATOMIC_RELEASE);
 	}

@@ -44,6 +44,10 @@ struct droce_cq {
 	struct droce_engine *engine;
 	/** The completion being read through the ibv_cq_ex interface. */
 	struct ibv_wc cur;
+	/** TSC when each ring entry was pushed, beside the ring; NULL unless
+	 *  the CQ was created with a completion timestamp. */
+	uint64_t *ts;
+	uint64_t cur_ts;             /**< ts of the last completion popped */
 };
 
 /** The droce CQ behind an ibv_cq. */
@@ -66,6 +70,9 @@ int droce_cq_init(struct droce_cq *cq, uint32_t cqe);
  */
 int droce_cq_resize(struct droce_cq *cq, uint32_t cqe);
 
+/** Keep a TSC timestamp per completion from now on. @return 0 or -ENOMEM. */
+int droce_cq_enable_ts(struct droce_cq *cq);
+
 /** Free the ring. */
 void droce_cq_fini(struct droce_cq *cq);
 
@@ -86,7 +93,8 @@ droce_cq_space(const struct droce_cq *cq)
 			       __atomic_load_n(&cq->cons, __ATOMIC_ACQUIRE));
 }
 
-/** Take up to @p n completions (consumer side). @return how many. */
+/** Take up to @p n completions (consumer side); cur_ts gets the last one's
+ *  timestamp. @return how many. */
 int droce_cq_pop(struct droce_cq *cq, int n, struct ibv_wc *wc);
 
 /**

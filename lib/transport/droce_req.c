@@ -11,6 +11,7 @@
 #include <rte_cycles.h>
 
 #include "droce_log.h"
+#include "droce_mw.h"
 #include "droce_transport.h"
 #include "droce_req_priv.h"
 
@@ -97,6 +98,9 @@ req_go_back(struct droce_qp *qp)
 		w = droce_wq_at(&qp->sq, i);
 		if (w->state == DROCE_WQE_POSTED || w->error != 0)
 			break;
+		/* A bind or invalidation is done once, not resent. */
+		if (droce_wr_is_local(w->opcode))
+			continue;
 		w->state = DROCE_WQE_POSTED;
 		qp->stats.retransmits++;
 	}
@@ -173,6 +177,34 @@ req_local_error(struct droce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_statu
 	qp->req.stopped = true;
 	if (droce_wq_at(&qp->sq, qp->sq.cons) == (void *)w)
 		droce_qp_fatal(qp, status);
+}
+
+/*
+ * A bind or a local invalidation, done when the requester reaches it, in
+ * send-queue order, as rxe does its local operations. It sends nothing and
+ * takes no PSN: it completes once every packet before it is acknowledged.
+ * A failure completes it with rxe's status and stops the QP.
+ */
+static void
+req_local_op(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
+{
+	struct droce_mw_bind b;
+	bool ok;
+
+	if (w->opcode == IBV_WR_BIND_MW) {
+		droce_wqe_bind_get(w, &b);
+		ok = droce_mw_bind(tx->mrt, qp->qpn, qp->pd_handle, &b);
+	} else {
+		ok = droce_key_invalidate(tx->mrt, qp->pd_handle, w->invalidate_rkey);
+	}
+	if (!ok) {
+		req_local_error(qp, w, w->opcode == IBV_WR_BIND_MW ? IBV_WC_MW_BIND_ERR :
+							      IBV_WC_LOC_QP_OP_ERR);
+		return;
+	}
+	w->last_psn = droce_psn_add(qp->req.psn, DROCE_PSN_MASK);
+	w->state = DROCE_WQE_SENT;
+	qp->req.next++;
 }
 
 /* XRC requests name the receiving SRQ right after the BTH. */
@@ -369,6 +401,14 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 			w->last_psn = droce_psn_add(qp->req.psn, req_npkts(qp, w) - 1);
 			w->sent = 0;
 			w->error = 0;
+		}
+		if (droce_wr_is_local(w->opcode)) {
+			/* Left SENT by a go-back-N: done already. */
+			if (w->state == DROCE_WQE_POSTED)
+				req_local_op(tx, qp, w);
+			else
+				qp->req.next++;
+			continue;
 		}
 		if (!(qp->type == IBV_QPT_UD ? req_ud(tx, qp, w) :
 		      rd_atomic ? req_rd_atomic(tx, qp, w) : req_data(tx, qp, w)))

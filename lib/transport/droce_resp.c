@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "droce_log.h"
+#include "droce_mw.h"
 #include "droce_transport.h"
 #include "droce_req_priv.h"
 
@@ -161,12 +162,12 @@ resp_len_ok(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pk
 }
 
 /*
- * The end of a SEND with invalidate. A peer may invalidate only memory
- * windows and fast-registered regions, which droce does not have yet, so
- * the key it names cannot be invalidated; the message ends as IBA class J
- * errors do (and as in rxe): acknowledged (the requester succeeds), its
- * receive completed in error, the QP in the error state. Never a success
- * that claims a key was revoked while its memory stays reachable.
+ * A SEND with invalidate that names a key this QP cannot invalidate (no
+ * such window, a type 1 window, another PD, or a region: droce has no
+ * fast-registration regions) ends as IBA class J errors do, as in rxe:
+ * acknowledged (the requester succeeds), its receive completed in error,
+ * the QP in the error state. Never a success that claims a key was revoked
+ * while its memory stays reachable.
  */
 static void
 resp_invalidate_failed(struct droce_tx *tx, struct droce_qp *qp)
@@ -204,7 +205,10 @@ resp_send(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	}
 	qp->resp.send_offset += pkt->payload_len;
 	if (flags & DROCE_OPF_LAST) {
-		if (flags & DROCE_OPF_IETH)
+		const struct droce_ieth *ieth = droce_pkt_hdr(m, pkt, DROCE_HDR_IETH);
+
+		if (ieth != NULL &&
+		    !droce_key_invalidate(tx->mrt, qp->pd_handle, rte_be_to_cpu_32(ieth->rkey)))
 			resp_invalidate_failed(tx, qp);
 		else
 			resp_recv_complete(qp, r, IBV_WC_SUCCESS, IBV_WC_RECV,
@@ -236,9 +240,9 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		/* The whole range the RETH names, before a byte of it is
 		 * written: a WRITE that runs past its region writes nothing. */
 		if (qp->resp.write_resid > 0 &&
-		    droce_mr_addr(droce_mr_lookup(tx->mrt, qp->resp.write_rkey), qp->pd_handle,
-				  qp->resp.write_va, qp->resp.write_resid,
-				  IBV_ACCESS_REMOTE_WRITE) == NULL) {
+		    droce_rkey_addr(tx->mrt, qp->qpn, qp->resp.write_rkey, qp->pd_handle,
+				    qp->resp.write_va, qp->resp.write_resid,
+				    IBV_ACCESS_REMOTE_WRITE) == NULL) {
 			tx->rxs->rx_bad_access++;
 			resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn,
 				   "WRITE outside the region");
@@ -254,9 +258,9 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	if ((flags & DROCE_OPF_IMMDT) && (r = resp_need_recv(qp, pkt)) == NULL)
 		return false;
 	/* Looked up again per packet: the region may be gone since the FIRST. */
-	if ((dst = droce_mr_addr(droce_mr_lookup(tx->mrt, qp->resp.write_rkey), qp->pd_handle,
-				 qp->resp.write_va, pkt->payload_len,
-				 IBV_ACCESS_REMOTE_WRITE)) == NULL && pkt->payload_len > 0) {
+	if ((dst = droce_rkey_addr(tx->mrt, qp->qpn, qp->resp.write_rkey, qp->pd_handle,
+				   qp->resp.write_va, pkt->payload_len,
+				   IBV_ACCESS_REMOTE_WRITE)) == NULL && pkt->payload_len > 0) {
 		tx->rxs->rx_bad_access++;
 		resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "WRITE outside the region");
 		return false;
@@ -332,8 +336,8 @@ resp_read(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	}
 	if (!resp_op_enabled(tx, qp, pkt, IBV_ACCESS_REMOTE_READ))
 		return false;
-	if (len > 0 && droce_mr_addr(droce_mr_lookup(tx->mrt, rkey), qp->pd_handle, va, len,
-				     IBV_ACCESS_REMOTE_READ) == NULL) {
+	if (len > 0 && droce_rkey_addr(tx->mrt, qp->qpn, rkey, qp->pd_handle, va, len,
+				       IBV_ACCESS_REMOTE_READ) == NULL) {
 		tx->rxs->rx_bad_access++;
 		resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "READ outside the region");
 		return false;
@@ -369,9 +373,9 @@ resp_atomic(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		resp_error(tx, qp, DROCE_NAK_INVALID_REQ, pkt->psn, "unaligned atomic");
 		return false;
 	}
-	p = (uint64_t *)droce_mr_addr(droce_mr_lookup(tx->mrt, rte_be_to_cpu_32(a->rkey)),
-				      qp->pd_handle, va, sizeof(uint64_t),
-				      IBV_ACCESS_REMOTE_ATOMIC);
+	p = (uint64_t *)droce_rkey_addr(tx->mrt, qp->qpn, rte_be_to_cpu_32(a->rkey),
+					qp->pd_handle, va, sizeof(uint64_t),
+					IBV_ACCESS_REMOTE_ATOMIC);
 	if (p == NULL) {
 		tx->rxs->rx_bad_access++;
 		resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "atomic outside the region");
@@ -637,9 +641,9 @@ resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_r
 		droce_aeth_set((void *)droce_tx_hdr(m, DROCE_HDR_AETH), syn, res->msn);
 	if (seg > 0) {
 		/* Looked up again per packet: the region may be gone since the request. */
-		const uint8_t *src = droce_mr_addr(droce_mr_lookup(tx->mrt, res->rkey),
-						   res->pd_handle, res->va, seg,
-						   IBV_ACCESS_REMOTE_READ);
+		const uint8_t *src = droce_rkey_addr(tx->mrt, qp->qpn, res->rkey,
+						     res->pd_handle, res->va, seg,
+						     IBV_ACCESS_REMOTE_READ);
 
 		if (src == NULL) {
 			rte_pktmbuf_free(m);

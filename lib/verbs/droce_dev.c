@@ -81,6 +81,8 @@ dev_free(struct droce_dev *d)
 	if (d->port != NULL)
 		droce_port_detach(d->port);
 	rte_free(d->rcu);
+	if (d->mrt != NULL)
+		free(d->mrt->mwt);
 	free(d->mrt);
 	free(d);
 }
@@ -115,6 +117,12 @@ droce_dev_attach(const struct droce_port_conf *conf, unsigned *index)
 	LIST_INIT(&d->contexts);
 	LIST_INIT(&d->xrcds);
 	droce_mr_table_init(d->mrt);
+	d->mrt->mwt = malloc(sizeof(*d->mrt->mwt));
+	if (d->mrt->mwt == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	droce_mw_table_init(d->mrt->mwt);
 	rc = droce_port_attach(conf, &d->port);
 	if (rc != 0)
 		goto fail;

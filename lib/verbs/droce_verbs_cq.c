@@ -167,11 +167,21 @@ static uint32_t cqx_slid(struct ibv_cq_ex *c) { return CUR(c).slid; }
 static uint8_t cqx_sl(struct ibv_cq_ex *c) { return CUR(c).sl; }
 static uint8_t cqx_dlid_path_bits(struct ibv_cq_ex *c) { return CUR(c).dlid_path_bits; }
 #undef CUR
+static uint64_t cqx_ts(struct ibv_cq_ex *c) { return ((struct droce_cq *)c)->cur_ts; }
+static uint64_t
+cqx_wallclock(struct ibv_cq_ex *c)
+{
+	return droce_clock_wall_ns(((struct droce_cq *)c)->cur_ts);
+}
 
-/* The fields a droce completion carries; timestamps and flow tags it has not. */
+/* Timestamps: when the completion entered the CQ, in TSC cycles. */
+#define CQX_WC_TS (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+		   IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+
+/* The fields a droce completion carries; VLANs, flow tags and tag matching it has not. */
 #define CQX_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | \
 		      IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | \
-		      IBV_WC_EX_WITH_DLID_PATH_BITS)
+		      IBV_WC_EX_WITH_DLID_PATH_BITS | CQX_WC_TS)
 
 static struct droce_cq *
 cq_create(struct ibv_context *ctx, uint32_t cqe, void *cq_context,
@@ -240,6 +250,13 @@ droce_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
 	cq = cq_create(ctx, attr->cqe, attr->cq_context, attr->channel);
 	if (cq == NULL)
 		return NULL;
+	if ((attr->wc_flags & CQX_WC_TS) && droce_cq_enable_ts(cq) != 0) {
+		ibv_destroy_cq(ibv_cq_ex_to_cq(&cq->ibv));
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->ibv.read_completion_ts = cqx_ts;
+	cq->ibv.read_completion_wallclock_ns = cqx_wallclock;
 	cq->ibv.start_poll = cqx_start;
 	cq->ibv.next_poll = cqx_next;
 	cq->ibv.end_poll = cqx_end;

@@ -67,6 +67,9 @@ static struct ibv_context_ops droce_ctx_ops = {
 	.post_send = droce_post_send,
 	.post_recv = droce_post_recv,
 	.post_srq_recv = droce_post_srq_recv,
+	.alloc_mw = droce_alloc_mw,
+	.dealloc_mw = droce_dealloc_mw,
+	.bind_mw = droce_bind_mw,
 };
 
 struct ibv_context *
@@ -87,6 +90,7 @@ ibv_open_device(struct ibv_device *device)
 	c->vctx.query_device_ex = droce_query_device_ex;
 	c->vctx.create_cq_ex = droce_create_cq_ex;
 	c->vctx.create_qp_ex = droce_create_qp_ex;
+	c->vctx.query_rt_values = droce_query_rt_values;
 	droce_xrc_ops_set(&c->vctx);
 	ctx = &c->vctx.context;
 	ctx->device = device;
@@ -138,12 +142,17 @@ fill_device_attr(const struct droce_dev *d, struct ibv_device_attr *a)
 	a->max_qp_wr = DROCE_MAX_QP_WR;
 	a->device_cap_flags = IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR |
 			      IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN |
-			      IBV_DEVICE_PORT_ACTIVE_EVENT;
+			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = DROCE_MAX_SGE;
 	a->max_sge_rd = DROCE_MAX_SGE;
 	a->max_cq = DROCE_MAX_QP;
 	a->max_cqe = DROCE_MAX_CQE;
 	a->max_mr = DROCE_MR_MAX - 1;
+	a->max_mw = DROCE_MW_MAX;
+	a->max_mcast_grp = DROCE_MCAST_MAX;
+	a->max_mcast_qp_attach = DROCE_MCAST_QPS;
+	a->max_total_mcast_qp_attach = DROCE_MCAST_MAX * DROCE_MCAST_QPS;
 	a->max_pd = 1 << 16;
 	a->max_qp_rd_atom = DROCE_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = DROCE_MAX_RD_ATOMIC;
@@ -177,6 +186,9 @@ droce_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_
 	fill_device_attr(droce_dev_of_ctx(ctx), &a.orig_attr);
 	/* rdma-core reads the port count from here when the provider fills it. */
 	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
+	/* Completion timestamps count TSC cycles (droce_verbs_clock.c). */
+	a.completion_timestamp_mask = UINT64_MAX;
+	a.hca_core_clock = droce_clock_khz();
 	memcpy(attr, &a, RTE_MIN(len, sizeof(a)));
 	return 0;
 }

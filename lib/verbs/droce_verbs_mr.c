@@ -46,7 +46,8 @@ access_ok(unsigned access)
 {
 	const unsigned known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
-			       IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_OPTIONAL_RANGE;
+			       IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_OPTIONAL_RANGE |
+			       IBV_ACCESS_MW_BIND;
 
 	if (access & ~known)
 		return false;
@@ -164,6 +165,8 @@ ibv_dereg_mr(struct ibv_mr *ibmr)
 	struct droce_dev *d = droce_dev_of_ctx(ibmr->context);
 	struct droce_mr *mr = (struct droce_mr *)ibmr;
 
+	if (!droce_mr_close_windows(mr))
+		return EBUSY;
 	droce_mr_unpublish(d->mrt, mr);
 	/* An engine iteration may still hold the region it looked up. */
 	droce_dev_sync(d);

@@ -29,6 +29,9 @@ send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
 		return t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND;
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
+		return t == IBV_QPT_RC || t == IBV_QPT_UC || t == IBV_QPT_XRC_SEND;
 	default:
 		return false;
 	}
@@ -42,6 +45,8 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 
 	if (!send_opcode_ok(qp->type, wr->opcode) || wr->num_sge < 0)
 		return EINVAL;
+	if (droce_wr_is_local(wr->opcode))
+		return droce_local_wqe_fill(w, wr);
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		if (wr->opcode == IBV_WR_RDMA_READ || droce_wr_is_atomic(wr->opcode))
 			return EINVAL;

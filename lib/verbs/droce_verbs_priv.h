@@ -20,6 +20,7 @@
 #include "droce_port.h"
 #include "droce_engine.h"
 #include "droce_mr.h"
+#include "droce_mw.h"
 #include "droce_qp.h"
 #include "droce_num_table.h"
 #include "droce_tsan.h"
@@ -101,6 +102,19 @@ struct droce_comp_channel {
  * the errno rdma-core's providers use. */
 int droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w,
 			const struct ibv_send_wr *wr);
+
+/* droce_verbs_mw.c: the context's window verbs, and the send WQE of a
+ * bind or local invalidation (@return 0 or EINVAL). */
+struct ibv_mw *droce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int droce_dealloc_mw(struct ibv_mw *mw);
+int droce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+int droce_local_wqe_fill(struct droce_send_wqe *w, const struct ibv_send_wr *wr);
+
+/* droce_verbs_clock.c: the clock of completion timestamps (the TSC), its
+ * rate in kHz, a reading of it on CLOCK_REALTIME, ibv_query_rt_values_ex. */
+uint64_t droce_clock_khz(void);
+uint64_t droce_clock_wall_ns(uint64_t tsc);
+int droce_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
 
 /* droce_verbs_qpx.c: the ibv_qp_ex builder of a handle created with
  * send_ops_flags. @return 0, or EOPNOTSUPP for operations droce lacks. */

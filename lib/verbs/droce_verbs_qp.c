@@ -429,6 +429,8 @@ qp_teardown(struct droce_qp *qp)
 
 	__atomic_store_n(&qp->destroying, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&qp->state, IBV_QPS_ERR, __ATOMIC_RELEASE);
+	if (qp->type == IBV_QPT_UD)
+		droce_port_mcast_detach_all(d->port, qp->qpn);
 	pos = droce_num_table_remove(&d->qpt, qp->qpn);
 	droce_dev_sync(d);
 	while (__atomic_load_n(&qp->engine_refs, __ATOMIC_ACQUIRE) != 0)

@@ -92,6 +92,26 @@ x_send_inv(struct ibv_qp_ex *q, uint32_t rkey)
 }
 
 static void
+x_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey,
+	  const struct ibv_mw_bind_info *info)
+{
+	struct ibv_send_wr *wr;
+
+	qpx_begin(q, IBV_WR_BIND_MW);
+	wr = &handle_of(q)->x->wr;
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = rkey;
+	wr->bind_mw.bind_info = *info;
+}
+
+static void
+x_local_inv(struct ibv_qp_ex *q, uint32_t rkey)
+{
+	qpx_begin(q, IBV_WR_LOCAL_INV);
+	handle_of(q)->x->wr.invalidate_rkey = rkey;
+}
+
+static void
 x_rdma(struct ibv_qp_ex *q, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr)
 {
 	qpx_begin(q, op);
@@ -254,15 +274,17 @@ x_abort(struct ibv_qp_ex *q)
 
 /*
  * The send operations a QP type may ask for, as rxe's provider allows them:
- * UD sends only, UC no READ, atomics or invalidation (the wire has no such
- * UC opcodes), RC and XRC everything droce has
- * (memory windows, local invalidate, TSO and atomic write it has not).
+ * UD sends only, UC no READ, atomics or SEND with invalidate (the wire has
+ * no such UC opcodes), RC and XRC everything droce has (TSO and atomic
+ * write it has not). Binds and local invalidations send nothing: every
+ * connected type has them.
  */
 static uint64_t
 qpx_ops_of(enum ibv_qp_type type)
 {
 	const uint64_t sends = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
-	const uint64_t uc = sends | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	const uint64_t uc = sends | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			    IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 	const uint64_t rc = uc | IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_RDMA_READ |
 			    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 
@@ -296,6 +318,8 @@ droce_qpx_init(struct droce_qp_handle *h, uint64_t flags)
 	q->wr_send = x_send;
 	q->wr_send_imm = x_send_imm;
 	q->wr_send_inv = x_send_inv;
+	q->wr_bind_mw = x_bind_mw;
+	q->wr_local_inv = x_local_inv;
 	q->wr_rdma_write = x_rdma_write;
 	q->wr_rdma_write_imm = x_rdma_write_imm;
 	q->wr_rdma_read = x_rdma_read;

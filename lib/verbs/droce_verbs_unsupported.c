@@ -8,7 +8,7 @@
  * they have nothing to do.
  *
  * (The verbs rdma-core implements inline in verbs.h, such as
- * ibv_alloc_mw, ibv_create_flow or ibv_alloc_td, reach droce through
+ * ibv_create_flow or ibv_alloc_td, reach droce through
  * struct verbs_context, whose empty slots already make them fail with
  * EOPNOTSUPP.)
  */
@@ -21,10 +21,6 @@
 
 #define FAIL_ERRNO { return EOPNOTSUPP; }
 #define FAIL_NULL { errno = EOPNOTSUPP; return NULL; }
-
-/* Multicast: droce's UD QPs deliver to unicast GIDs only. */
-int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid) FAIL_ERRNO
-int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid) FAIL_ERRNO
 
 /* dma-buf memory belongs to a kernel device droce has no access to. */
 struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,

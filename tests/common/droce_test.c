@@ -175,3 +175,23 @@ droce_test_qp_state(struct ibv_qp *qp)
 
 	return ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0 ? (int)a.qp_state : -1;
 }
+
+struct ibv_qp *
+droce_test_qp_new(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_type type, uint64_t send_ops)
+{
+	struct ibv_qp_init_attr_ex ax = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = type,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 2,
+			 .max_recv_sge = 2, .max_inline_data = 64 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+	};
+	struct ibv_qp *qp;
+
+	if (send_ops != 0) {
+		ax.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		ax.send_ops_flags = send_ops;
+	}
+	qp = ibv_create_qp_ex(pd->context, &ax);
+	ck_assert_ptr_nonnull(qp);
+	return qp;
+}

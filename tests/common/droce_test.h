@@ -75,6 +75,12 @@ struct droce_test_path {
  */
 int droce_test_connect(struct ibv_qp *qp, const struct droce_test_path *p);
 
+/** A QP of @p type on CQ @p cq in @p pd (64 WRs each way, 2 SGEs, 64 bytes
+ *  inline), with ibv_wr_* for @p send_ops when non-zero; fails the running
+ *  test if creation fails. */
+struct ibv_qp *droce_test_qp_new(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_type type,
+				 uint64_t send_ops);
+
 /** @return the state of @p qp, or -1 when ibv_query_qp() fails. */
 int droce_test_qp_state(struct ibv_qp *qp);
 

@@ -798,11 +798,11 @@ START_TEST(qp_ex_work_request_builder)
 	char msg[] = "built with ibv_wr_*";
 	int n = 0;
 
-	ax.send_ops_flags |= IBV_QP_EX_WITH_BIND_MW;
+	ax.send_ops_flags |= IBV_QP_EX_WITH_TSO;
 	errno = 0;
 	ck_assert_ptr_null(ibv_create_qp_ex(ctx, &ax));
 	ck_assert_int_eq(errno, EOPNOTSUPP);
-	ax.send_ops_flags &= ~(uint64_t)IBV_QP_EX_WITH_BIND_MW;
+	ax.send_ops_flags &= ~(uint64_t)IBV_QP_EX_WITH_TSO;
 	q1 = ibv_create_qp_ex(ctx, &ax);
 	ck_assert_ptr_nonnull(q1);
 	ck_assert_ptr_null(ibv_qp_to_qp_ex(q2));

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -30,26 +31,6 @@ static uint8_t *abuf, *bbuf;
 static struct ibv_mr *amr, *bmr;
 static union ibv_gid gid;
 
-static struct ibv_qp *
-qp_new(enum ibv_qp_type type, struct ibv_cq *c, uint64_t send_ops)
-{
-	struct ibv_qp_init_attr_ex ax = {
-		.send_cq = c, .recv_cq = c, .qp_type = type,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 2,
-			 .max_recv_sge = 2, .max_inline_data = 64 },
-		.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
-	};
-	struct ibv_qp *qp;
-
-	if (send_ops != 0) {
-		ax.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		ax.send_ops_flags = send_ops;
-	}
-	qp = ibv_create_qp_ex(ctx, &ax);
-	ck_assert_ptr_nonnull(qp);
-	return qp;
-}
-
 static void
 connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 {
@@ -63,8 +44,8 @@ static void
 qp_pair(enum ibv_qp_type type, struct ibv_cq *c, uint64_t send_ops, struct ibv_qp **q1,
 	struct ibv_qp **q2)
 {
-	*q1 = qp_new(type, c, send_ops);
-	*q2 = qp_new(type, c, 0);
+	*q1 = droce_test_qp_new(pd, c, type, send_ops);
+	*q2 = droce_test_qp_new(pd, c, type, 0);
 	connect_qp(*q1, (*q2)->qp_num);
 	connect_qp(*q2, (*q1)->qp_num);
 }
@@ -302,11 +283,11 @@ START_TEST(cq_ex_read_accessors)
 	double end = droce_test_now() + 20;
 	int rc;
 
-	ca.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	ca.wc_flags |= IBV_WC_EX_WITH_CVLAN;
 	errno = 0;
 	ck_assert_ptr_null(ibv_create_cq_ex(ctx, &ca));
 	ck_assert_int_eq(errno, EOPNOTSUPP);
-	ca.wc_flags &= ~(uint64_t)IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	ca.wc_flags &= ~(uint64_t)IBV_WC_EX_WITH_CVLAN;
 	cx = ibv_create_cq_ex(ctx, &ca);
 	ck_assert_ptr_nonnull(cx);
 	qp_pair(IBV_QPT_RC, ibv_cq_ex_to_cq(cx), 0, &q1, &q2);
@@ -340,6 +321,69 @@ START_TEST(cq_ex_read_accessors)
 	ibv_end_poll(cx);
 	ck_assert(seen_send && seen_recv);
 	ck_assert_int_eq(memcmp(bbuf, abuf, 300), 0);
+	destroy_qps(q1, q2);
+	ck_assert_int_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cx)), 0);
+}
+END_TEST
+
+/*
+ * Completion timestamps: the device clock's rate and mask, a raw clock
+ * that moves on, and CQEs stamped in the order they entered the CQ
+ * (non-zero, never going back, between two raw clock readings), with a
+ * wall-clock twin near CLOCK_REALTIME. The CQ is resized on the way.
+ */
+START_TEST(cq_ex_timestamps)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	};
+	struct ibv_values_ex v0 = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK }, v1 = v0;
+	struct ibv_device_attr_ex dx;
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ibv_cq_ex *cx;
+	struct ibv_qp *q1, *q2;
+	struct timespec now;
+	uint64_t last = 0, t0, t1, wall;
+	int n = 0, rc;
+
+	ck_assert_int_eq(ibv_query_device_ex(ctx, NULL, &dx), 0);
+	ck_assert_uint_gt(dx.hca_core_clock, 0);
+	ck_assert_uint_eq(dx.completion_timestamp_mask, UINT64_MAX);
+	v1.comp_mask = 1u << 7;
+	ck_assert_int_eq(ibv_query_rt_values_ex(ctx, &v1), EINVAL);
+	v1.comp_mask = IBV_VALUES_MASK_RAW_CLOCK;
+	ck_assert_int_eq(ibv_query_rt_values_ex(ctx, &v0), 0);
+	cx = ibv_create_cq_ex(ctx, &ca);
+	ck_assert_ptr_nonnull(cx);
+	qp_pair(IBV_QPT_RC, ibv_cq_ex_to_cq(cx), 0, &q1, &q2);
+	for (int i = 0; i < 4; i++)
+		post_write(q1, (uint64_t)i, abuf, 64, (uintptr_t)bbuf, bmr->rkey);
+	wait_pending(ibv_cq_ex_to_cq(cx), 4);
+	ck_assert_int_eq(ibv_resize_cq(ibv_cq_ex_to_cq(cx), 64), 0);
+	ck_assert_int_eq(ibv_query_rt_values_ex(ctx, &v1), 0);
+	t0 = (uint64_t)v0.raw_clock.tv_nsec;
+	t1 = (uint64_t)v1.raw_clock.tv_nsec;
+	ck_assert_uint_gt(t1, t0);
+	ck_assert_int_eq(ibv_start_poll(cx, &pa), 0);
+	do {
+		uint64_t ts = ibv_wc_read_completion_ts(cx);
+
+		ck_assert_int_eq(cx->status, IBV_WC_SUCCESS);
+		ck_assert_uint_ge(ts, last);
+		ck_assert(ts >= t0 && ts <= t1);
+		last = ts;
+		wall = ibv_wc_read_completion_wallclock_ns(cx);
+		clock_gettime(CLOCK_REALTIME, &now);
+		ck_assert_uint_le(wall, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+		ck_assert_uint_gt(wall + 10000000000u,
+				  (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+		n++;
+	} while ((rc = ibv_next_poll(cx)) == 0);
+	ibv_end_poll(cx);
+	ck_assert_int_eq(rc, ENOENT);
+	ck_assert_int_eq(n, 4);
 	destroy_qps(q1, q2);
 	ck_assert_int_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cx)), 0);
 }
@@ -558,6 +602,7 @@ main(void)
 	tcase_add_test(tc, rereg_mr_changes);
 	tcase_add_test(tc, resize_cq_keeps_pending);
 	tcase_add_test(tc, cq_ex_read_accessors);
+	tcase_add_test(tc, cq_ex_timestamps);
 	tcase_add_test(tc, qp_ex_uc);
 	tcase_add_test(tc, qp_ex_ud);
 	tcase_add_test(tc, qp_ex_xrc);
