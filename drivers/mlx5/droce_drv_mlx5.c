@@ -11,7 +11,7 @@
  * the NIC consumes RoCEv2 in hardware before any rule sees it.
  *
  * DPDK 22.11's mlx5 has no RAW item, and its FLEX item needs a flex parser
- * configured for the NIC (ConnectX-6 Dx, BlueField-2 and later): so no
+ * configured for the NIC (BlueField-2 only, says its guide): so no
  * rule matches the BTH's destination QP here, and with several engines
  * the RoCEv2 rule is an RSS action on the UDP ports over droce's queues;
  * the port hands the strays to their owner.
