@@ -31,6 +31,8 @@
 #include <check.h>
 #include <infiniband/verbs.h>
 
+#include "droce_test.h"
+
 /* The Mellanox PMD as the EAL loads it from its plugin directory. */
 #define MLX5_PMD "librte_net_mlx5.so.23"
 
@@ -151,8 +153,6 @@ main(int argc, char **argv)
 {
 	Suite *s = suite_create("mlx5-verbs");
 	TCase *tc = tcase_create("bind");
-	SRunner *sr;
-	int failed;
 
 	/* The child of loader_bindings: load the PMD and say how it went. */
 	if (argc == 2 && strcmp(argv[1], "--load") == 0)
@@ -161,9 +161,5 @@ main(int argc, char **argv)
 	tcase_add_test(tc, in_process);
 	tcase_add_test(tc, loader_bindings);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
