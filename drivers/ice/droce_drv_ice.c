@@ -10,10 +10,11 @@
  * (ice_fdir_parse_pattern()). So with several engines each rule is an
  * Ethernet / IPv4 or IPv6 / UDP 4791 / BTH example whose destination QP
  * holds the engine number, masked to the UDP destination port and the QP
- * bits that name the owner (droce_qpn_engine()). Whether the E810's
- * parser profile takes a mask on the UDP payload is not tested here (no
- * E810): where the PMD refuses the rules, RSS on the UDP ports spreads the
- * frames and the port hands the strays to their owner.
+ * bits that name the owner (droce_qpn_engine()); ice_parser_profile_init()
+ * makes each masked word a field of the nearest header before it (UDP).
+ * Not tried on an E810 (none here): where the PMD refuses the rules, RSS
+ * on the UDP ports spreads the frames and the port hands the strays to
+ * their owner.
  *
  * TX: the IPv4 header checksum and mbuf chains; the UDP checksum stays 0,
  * as RoCEv2 allows (the ICRC covers the payload).
