@@ -216,6 +216,11 @@ droce_drv_hw_start(struct droce_port_drv_ctx *ctx, const struct droce_drv_hw *hw
 	unsigned keep;
 	int ret;
 
+	/* A port starts again after its link went down: what start()
+	 * enables is found afresh each time. */
+	ctx->caps.rx_flow_qpn = false;
+	if (!own_rss)
+		ctx->caps.rx_rss_udp = false;
 	if (ctx->shared) {
 		hw_caps_from_conf(ctx);
 	} else {

@@ -369,15 +369,19 @@ START_TEST(i40e_rules)
 }
 END_TEST
 
-/* A refused rule part-way: the rules made before it go, RSS stays. */
+/* A refused rule part-way (on a second start, after a first with every
+ * rule): the rules made before it go, RSS stays. */
 START_TEST(i40e_refused)
 {
 	struct droce_port_drv_ctx ctx = ctx_make("net_i40e", 4, false);
 
 	ck_assert_int_eq(drv_i40e->configure(&ctx), 0);
-	fake.refuse_at = 5;
 	ck_assert_int_eq(drv_i40e->start(&ctx), 0);
-	ck_assert_uint_eq(fake.nb_rules, 4);
+	ck_assert(ctx.caps.rx_flow_qpn);
+	drv_i40e->stop(&ctx);
+	fake.refuse_at = fake.validated + 5;
+	ck_assert_int_eq(drv_i40e->start(&ctx), 0);
+	ck_assert_uint_eq(fake.nb_rules, 8 + 4);
 	ck_assert_uint_eq(live_rules(), 0);
 	ck_assert(!ctx.caps.rx_flow_qpn && ctx.caps.rx_rss_udp);
 }
