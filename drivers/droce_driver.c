@@ -12,6 +12,9 @@ RTE_LOG_REGISTER(droce_drv_logtype, droce.driver, NOTICE);
 /* Most specific first: the generic driver matches everything, so it ends
  * the table. */
 static const struct droce_driver_ops *const droce_drivers[] = {
+	&droce_drv_mlx5,
+	&droce_drv_ice,
+	&droce_drv_i40e,
 	&droce_drv_af_xdp,
 	&droce_drv_generic,
 };

@@ -133,6 +133,13 @@ extern const struct droce_driver_ops droce_drv_generic;
 /** AF_XDP (net_af_xdp): the generic hooks on page-sized mbufs. */
 extern const struct droce_driver_ops droce_drv_af_xdp;
 
+/** NVIDIA ConnectX-4 and later (net_mlx5): flow isolation, RSS rules. */
+extern const struct droce_driver_ops droce_drv_mlx5;
+/** Intel E810 (net_ice): flow director rules per engine, or RSS. */
+extern const struct droce_driver_ops droce_drv_ice;
+/** Intel X710/XL710 (net_i40e): flow director rules per engine, or RSS. */
+extern const struct droce_driver_ops droce_drv_i40e;
+
 /** The generic driver's configure(), for drivers that need no other. */
 int droce_drv_generic_configure(struct droce_port_drv_ctx *ctx);
 /** The generic driver's start(), for drivers that need no other. */

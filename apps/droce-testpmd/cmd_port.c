@@ -4,8 +4,47 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_ethdev.h>
+
 #include "droce_conf.h"
+#include "droce_driver.h"
 #include "testpmd.h"
+
+/* The port driver and what it offloads (struct droce_drv_caps). */
+static void
+show_port_driver(unsigned p)
+{
+	struct droce_drv_caps c;
+	const char *name = droce_port_driver(tp_ports[p].port, &c);
+	const struct {
+		bool on;
+		const char *name;
+	} caps[] = {
+		{ c.tx_ipv4_cksum, "tx_ipv4_cksum" }, { c.tx_multi_seg, "tx_multi_seg" },
+		{ c.tx_vlan_insert, "tx_vlan_insert" }, { c.rx_rss_udp, "rx_rss_udp" },
+		{ c.rx_flow_qpn, "rx_flow_qpn" }, { c.flow_isolate, "flow_isolate" },
+	};
+	struct rte_eth_dev_info info;
+	unsigned i, n = 0;
+
+	if (rte_eth_dev_info_get(tp_ports[p].ethdev, &info) != 0)
+		info.driver_name = "?";
+	printf("  driver %s (PMD %s), offloads:", name, info.driver_name);
+	for (i = 0; i < RTE_DIM(caps); i++) {
+		if (caps[i].on) {
+			printf(" %s", caps[i].name);
+			n++;
+		}
+	}
+	printf("%s\n", n ? "" : " none (everything in software)");
+}
+
+static void
+show_port_info(unsigned p)
+{
+	tp_show_port_info(p);
+	show_port_driver(p);
+}
 
 static int
 cmd_show_port_info(struct tp_args *a)
@@ -17,12 +56,12 @@ cmd_show_port_info(struct tp_args *a)
 		return tp_usage(a);
 	if (strcmp(a->argv[0], "all") == 0) {
 		for (p = 0; p < tp_nb_ports; p++)
-			tp_show_port_info(p);
+			show_port_info(p);
 		return 0;
 	}
 	if ((rc = tp_arg_port(a->argv[0], &p)) != 0)
 		return rc;
-	tp_show_port_info(p);
+	show_port_info(p);
 	return 0;
 }
 
@@ -117,7 +156,7 @@ cmd_show_fault(struct tp_args *a)
 }
 
 static const struct tp_cmd port_cmds[] = {
-	{ "show port info", "all|<port>", "MAC, IPv4, MTU, link and GID table",
+	{ "show port info", "all|<port>", "MAC, IPv4, MTU, link, GID table, port driver and its offloads",
 	  cmd_show_port_info },
 	{ "show port stats", "all|<port>", "port and engine counters (docs/reliability.md)",
 	  cmd_show_port_stats },

@@ -255,6 +255,13 @@ droce_port_ipv4(const struct droce_port *p)
 	return p->ipv4;
 }
 
+const char *
+droce_port_driver(const struct droce_port *p, struct droce_drv_caps *caps)
+{
+	*caps = p->drv_ctx.caps;
+	return p->drv->name;
+}
+
 uint16_t
 droce_port_mtu(const struct droce_port *p)
 {

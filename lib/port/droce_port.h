@@ -249,6 +249,14 @@ typedef void (*droce_port_link_cb_t)(void *arg, bool up);
  */
 void droce_port_on_link(struct droce_port *p, droce_port_link_cb_t cb, void *arg);
 
+struct droce_drv_caps;
+
+/**
+ * The port driver that brought the port up (drivers/: "mlx5", "ice",
+ * "i40e", "af_xdp", "generic") and, in @p caps, what it has the NIC do.
+ */
+const char *droce_port_driver(const struct droce_port *p, struct droce_drv_caps *caps);
+
 /** The IB MTU the port offers (256..4096): the configured one, or less
  *  where the port driver's mbufs cannot hold such frames. */
 uint16_t droce_port_mtu(const struct droce_port *p);
