@@ -2,7 +2,6 @@
 /*
  * A congested switch port in software (see droce_bottleneck.h).
  */
-#include <errno.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -18,29 +17,24 @@ static_assert(RTE_IS_POWER_OF_2(DROCE_BOTTLENECK_FRAMES), "bottleneck queue size
  * switch port does not send faster for having been idle. */
 #define BOTTLENECK_BURST_BYTES (64u * 1024u)
 
+/* One writer (the engine); readers elsewhere see whole values. */
+#define BN_SET(b, field, v) __atomic_store_n(&(b)->stats->field, (v), __ATOMIC_RELAXED)
+#define BN_INC(b, field) BN_SET(b, field, (b)->stats->field + 1)
+
 /* The two ECN bits of the IPv4 TOS / IPv6 traffic class (RFC 3168). */
 #define ECN_MASK 0x3u
 #define ECN_CE   0x3u
 
-int
-droce_bottleneck_conf_check(const struct droce_bottleneck_conf *c)
-{
-	if (c->rate_mbps == 0)
-		return 0;
-	if (c->queue_bytes == 0 || c->queue_bytes > (1u << 30) || c->mark_bytes > c->queue_bytes)
-		return -EINVAL;
-	return 0;
-}
-
 void
 droce_bottleneck_init(struct droce_bottleneck *b, const struct droce_bottleneck_conf *c,
-		      uint64_t tsc_hz, uint64_t now)
+		      struct droce_bottleneck_stats *stats, uint64_t tsc_hz, uint64_t now)
 {
 	double bytes_per_s = (double)c->rate_mbps * 1e6 / 8;
 	double per_tsc = bytes_per_s * 4294967296.0 / (double)tsc_hz;
 
 	memset(b, 0, sizeof(*b));
 	b->conf = *c;
+	b->stats = stats;
 	/* Rounded up: the link never falls behind its rate. */
 	b->per_tsc = (uint64_t)per_tsc;
 	if ((double)b->per_tsc < per_tsc)
@@ -116,20 +110,20 @@ droce_bottleneck_input(struct droce_bottleneck *b, struct rte_mbuf **pkts, uint1
 
 		if (b->tail - b->head == DROCE_BOTTLENECK_FRAMES ||
 		    b->queued_bytes + len > b->conf.queue_bytes) {
-			b->stats.dropped++;
+			BN_INC(b, dropped);
 			rte_pktmbuf_free(m);
 			continue;
 		}
 		if (b->queued_bytes >= b->conf.mark_bytes) {
 			if (droce_ecn_mark_ce(m))
-				b->stats.marked++;
+				BN_INC(b, marked);
 			else
-				b->stats.not_ect++;
+				BN_INC(b, not_ect);
 		}
 		b->q[b->tail++ & (DROCE_BOTTLENECK_FRAMES - 1)] = m;
 		b->queued_bytes += len;
-		if (b->queued_bytes > b->stats.max_queue_bytes)
-			b->stats.max_queue_bytes = b->queued_bytes;
+		if (b->queued_bytes > b->stats->max_queue_bytes)
+			BN_SET(b, max_queue_bytes, b->queued_bytes);
 	}
 }
 
@@ -154,7 +148,7 @@ droce_bottleneck_output(struct droce_bottleneck *b, struct rte_mbuf **pkts, uint
 		b->credit -= need;
 		b->head++;
 		b->queued_bytes -= rte_pktmbuf_pkt_len(m);
-		b->stats.frames++;
+		BN_INC(b, frames);
 		pkts[out++] = m;
 	}
 	if (b->credit > b->credit_max)

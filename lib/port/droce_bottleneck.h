@@ -24,31 +24,14 @@
 
 #include <rte_mbuf.h>
 
+#include "droce_port.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /** Most frames the queue holds, whatever their size (a power of 2). */
 #define DROCE_BOTTLENECK_FRAMES 4096
-
-/** What a bottleneck is set to. rate_mbps 0: no bottleneck. */
-struct droce_bottleneck_conf {
-	uint32_t rate_mbps;   /**< how fast the queue drains (frame bytes, Ethernet header on) */
-	uint32_t queue_bytes; /**< the buffer: a frame that does not fit is dropped */
-	uint32_t mark_bytes;  /**< ECN-capable frames that find more queued leave marked CE */
-};
-
-/** @return 0 when @p c is usable (rate 0, or mark below queue below 1 GiB), else -EINVAL. */
-int droce_bottleneck_conf_check(const struct droce_bottleneck_conf *c);
-
-/** What a bottleneck did. Every field only grows, but max_queue_bytes. */
-struct droce_bottleneck_stats {
-	uint64_t frames;          /**< frames that went through */
-	uint64_t marked;          /**< of those, marked CE here */
-	uint64_t not_ect;         /**< frames above the threshold that could not be marked */
-	uint64_t dropped;         /**< frames dropped: the queue was full */
-	uint64_t max_queue_bytes; /**< the longest the queue got */
-};
 
 /** A bottleneck queue. The fields are the module's own. */
 struct droce_bottleneck {
@@ -59,13 +42,17 @@ struct droce_bottleneck {
 	uint64_t drained_at;      /**< TSC of the last drain */
 	uint64_t queued_bytes;
 	uint32_t head, tail;      /**< free-running indices into q */
-	struct droce_bottleneck_stats stats;
+	struct droce_bottleneck_stats *stats; /**< the owner's counters */
 	struct rte_mbuf *q[DROCE_BOTTLENECK_FRAMES];
 };
 
-/** Set up @p b for @p c (which must pass the check) on a TSC of @p tsc_hz. */
+/**
+ * Set up @p b for @p c (which must pass the check) on a TSC of @p tsc_hz,
+ * counting into @p stats (which other threads may read: each counter is
+ * written whole).
+ */
 void droce_bottleneck_init(struct droce_bottleneck *b, const struct droce_bottleneck_conf *c,
-			   uint64_t tsc_hz, uint64_t now);
+			   struct droce_bottleneck_stats *stats, uint64_t tsc_hz, uint64_t now);
 
 /** Free the frames still queued. */
 void droce_bottleneck_fini(struct droce_bottleneck *b);

@@ -2,7 +2,6 @@
 /*
  * DCQCN's reaction point and pacer (see droce_dcqcn.h).
  */
-#include <errno.h>
 #include <string.h>
 
 #include "droce_dcqcn.h"
@@ -14,34 +13,6 @@
 
 /* Megabits per second to bytes per second. */
 #define MBPS_TO_BPS(m) ((uint64_t)(m) * 1000000u / 8u)
-
-void
-droce_dcqcn_conf_default(struct droce_dcqcn_conf *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->line_rate_mbps = 0;          /* the link's speed */
-	c->min_rate_mbps = 1;           /* ConnectX rpg_min_rate */
-	c->rai_mbps = 5;                /* ConnectX rpg_ai_rate */
-	c->rhai_mbps = 50;              /* ConnectX rpg_hai_rate */
-	c->g_shift = 8;                 /* g = 1/256, the paper's */
-	c->rate_timer_us = 55;          /* the paper's T */
-	c->alpha_timer_us = 55;         /* the paper's K */
-	c->byte_counter = 150 * 1024;   /* the paper's B, scaled to one QP */
-	c->fast_recovery = 5;           /* the paper's F */
-	c->burst = 64 * 1024;           /* an engine iteration's frames at 100 Gb/s */
-}
-
-int
-droce_dcqcn_conf_check(const struct droce_dcqcn_conf *c)
-{
-	if (c->min_rate_mbps == 0 || c->rai_mbps == 0 || c->rhai_mbps == 0 ||
-	    c->g_shift < 1 || c->g_shift > 16 || c->rate_timer_us == 0 ||
-	    c->alpha_timer_us == 0 || c->byte_counter == 0 || c->burst < 64 ||
-	    c->burst > (1u << 30) ||
-	    (c->line_rate_mbps != 0 && c->min_rate_mbps > c->line_rate_mbps))
-		return -EINVAL;
-	return 0;
-}
 
 void
 droce_dcqcn_params_init(struct droce_dcqcn_params *p, const struct droce_dcqcn_conf *c,

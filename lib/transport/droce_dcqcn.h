@@ -29,32 +29,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "droce_port.h" /* struct droce_dcqcn_conf */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** The reaction point's parameters (configuration keys dcqcn_*, see
- *  docs/congestion.md). Rates in megabits per second, as NICs give them. */
-struct droce_dcqcn_conf {
-	/** Where a QP starts, and its ceiling; 0: the port's link speed. */
-	uint32_t line_rate_mbps;
-	uint32_t min_rate_mbps;   /**< the floor a cut never goes below */
-	uint32_t rai_mbps;        /**< additive increase R_AI */
-	uint32_t rhai_mbps;       /**< hyper-additive increase R_HAI */
-	uint8_t g_shift;          /**< g = 1 / 2^g_shift (8: 1/256) */
-	uint32_t rate_timer_us;   /**< one timer stage of increase */
-	uint32_t alpha_timer_us;  /**< alpha decays once per such period without a CNP */
-	uint32_t byte_counter;    /**< bytes per byte-counter stage */
-	uint8_t fast_recovery;    /**< F: stages of fast recovery */
-	uint32_t burst;           /**< the pacer's bucket, bytes */
-};
-
-/** The defaults (as ConnectX NICs and the DCQCN paper use them). */
-void droce_dcqcn_conf_default(struct droce_dcqcn_conf *c);
-
-/** @return 0 when @p c is usable, -EINVAL otherwise (a zero timer,
- *  min above line rate, g_shift outside 1..16, ...). */
-int droce_dcqcn_conf_check(const struct droce_dcqcn_conf *c);
 
 /** The parameters in the units the engine counts in (TSC, bytes/s). */
 struct droce_dcqcn_params {
