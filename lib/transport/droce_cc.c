@@ -39,7 +39,7 @@ droce_cc_rx_ce(struct droce_tx *tx, struct droce_qp *qp)
 		return;
 	/* One CNP per QP per interval, as NICs rate-limit them; and none to
 	 * a peer whose address is not resolved yet (the next CE will do). */
-	if (tx->now < qp->cc.cnp_next || !qp->av.routed) {
+	if (tx->now < qp->cc.cnp_next || droce_av_route(tx, &qp->av) != 0) {
 		tx->ccs->cnps_suppressed++;
 		return;
 	}
