@@ -114,12 +114,6 @@ droce_bottleneck_input(struct droce_bottleneck *b, struct rte_mbuf **pkts, uint1
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		if (b->queued_bytes >= b->conf.mark_bytes) {
-			if (droce_ecn_mark_ce(m))
-				BN_INC(b, marked);
-			else
-				BN_INC(b, not_ect);
-		}
 		b->q[b->tail++ & (DROCE_BOTTLENECK_FRAMES - 1)] = m;
 		b->queued_bytes += len;
 		if (b->queued_bytes > b->stats->max_queue_bytes)
@@ -147,6 +141,15 @@ droce_bottleneck_output(struct droce_bottleneck *b, struct rte_mbuf **pkts, uint
 			break;
 		b->credit -= need;
 		b->head++;
+		/* Marked as it leaves, by the queue it leaves behind: the
+		 * receiver learns of congestion a queueing delay sooner than
+		 * with marking on arrival (as switches that mark at dequeue). */
+		if (b->queued_bytes > b->conf.mark_bytes) {
+			if (droce_ecn_mark_ce(m))
+				BN_INC(b, marked);
+			else
+				BN_INC(b, not_ect);
+		}
 		b->queued_bytes -= rte_pktmbuf_pkt_len(m);
 		BN_INC(b, frames);
 		pkts[out++] = m;

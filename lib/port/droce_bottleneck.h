@@ -3,10 +3,10 @@
  * @file
  * A switch's congested egress, in software: the test bench for
  * congestion control. Frames join a FIFO that drains at a set rate; a
- * frame that finds the queue longer than the marking threshold leaves
- * with CE set in its IP header when it is ECN-capable (ECT(0) or ECT(1),
- * as a switch with ECN marking at a RED minimum threshold does); a frame
- * that does not fit is dropped (tail drop).
+ * frame that leaves while more than the marking threshold is queued
+ * leaves with CE set in its IP header when it is ECN-capable (ECT(0) or
+ * ECT(1)), as a switch that marks at dequeue above a RED threshold does;
+ * a frame that does not fit is dropped (tail drop).
  *
  * A port puts it on its receive path, after the fault stage (the
  * bottleneck= key family, docs/congestion.md): every sender that reaches

@@ -268,8 +268,7 @@ struct droce_qp {
 
 	/* congestion control (engine, droce_cc.c) */
 	struct {
-		bool limited;        /**< DCQCN holds the rate below line rate: pace */
-		bool started;        /**< dcqcn initialised (on the first CNP) */
+		bool limited;        /**< a CNP came: DCQCN paces the QP from now on */
 		uint64_t cnp_next;   /**< TSC before which no CNP goes to the peer */
 		struct droce_dcqcn dcqcn;
 	} cc;

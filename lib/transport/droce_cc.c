@@ -5,9 +5,13 @@
  * requests with CNPs, and the reaction point that hands CNPs to DCQCN and
  * paces a QP while DCQCN holds it below line rate.
  *
- * A QP at line rate is not paced at all (droce_cc_may_send() is one
- * branch): a port whose "line rate" is a guess (memif, ring) runs as fast
- * as it can until the first CNP says otherwise.
+ * A QP that never got a CNP is not paced at all (droce_cc_may_send() is
+ * one branch): a port whose "line rate" is a guess (memif, ring) runs as
+ * fast as it can until congestion says otherwise. From its first CNP on,
+ * the QP is paced at its DCQCN rate, which climbs back to the line rate
+ * but never above: a NIC's QP never sends faster than its link, and a
+ * QP that burst at the speed of memory after every idle spell (a
+ * retransmission timeout, say) would refill the queue DCQCN just drained.
  */
 #include <string.h>
 
@@ -68,9 +72,8 @@ droce_cc_rx_cnp(struct droce_tx *tx, struct droce_qp *qp)
 	tx->ccs->cnps_received++;
 	if (!tx->cc.dcqcn)
 		return;
-	if (!qp->cc.started) {
+	if (!qp->cc.limited) {
 		droce_dcqcn_init(d, &tx->cc.params, tx->now);
-		qp->cc.started = true;
 	} else {
 		/* Alpha's timer stood while the QP ran at line rate. */
 		droce_dcqcn_tick(d, &tx->cc.params, tx->now);
@@ -85,14 +88,9 @@ droce_cc_pace(struct droce_tx *tx, struct droce_qp *qp, uint32_t bytes)
 {
 	struct droce_dcqcn *d = &qp->cc.dcqcn;
 	const struct droce_dcqcn_params *p = &tx->cc.params;
-	bool ok;
-
 	droce_dcqcn_tick(d, p, tx->now);
-	ok = droce_dcqcn_may_send(d, p, bytes, tx->now);
-	if (!ok)
-		tx->ccs->paced++;
-	/* Back at line rate: unpaced again until the next CNP. */
-	if (d->rc >= p->line_rate)
-		qp->cc.limited = false;
-	return ok;
+	if (droce_dcqcn_may_send(d, p, bytes, tx->now))
+		return true;
+	tx->ccs->paced++;
+	return false;
 }

@@ -156,8 +156,8 @@ void droce_cc_rx_cnp(struct droce_tx *tx, struct droce_qp *qp);
 bool droce_cc_pace(struct droce_tx *tx, struct droce_qp *qp, uint32_t bytes);
 
 /**
- * May @p qp send a frame of about @p bytes now? Always at line rate;
- * below it, when the pacer has tokens. No: ask again on a later
+ * May @p qp send a frame of about @p bytes now? Always before its first
+ * CNP; after it, when its pacer has tokens. No: ask again on a later
  * iteration (the QP's frames keep their order).
  */
 static inline bool

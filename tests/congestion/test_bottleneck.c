@@ -122,29 +122,35 @@ END_TEST
 
 START_TEST(marks_above_threshold_only_ect)
 {
-	struct rte_mbuf *m[6];
+	static const uint8_t ecn[6] = { 2, 1, 0, 2, 2, 2 };
+	struct rte_mbuf *m[6], *out[6];
 	unsigned i;
 
-	/* Queued before each: 0, 1000, 2000, 3000 (marks), 4000 (marks). */
-	for (i = 0; i < 5; i++)
-		m[i] = frame(1000, i == 4 ? 1 : 2, false, false);
-	m[5] = frame(1000, 0, false, false);
+	/* Each is marked as it leaves by what it leaves behind it, itself
+	 * included: 6000, 5000, 4000 (marked: above 3000), then 3000, 2000,
+	 * 1000 (not). The third is Not-ECT and cannot be marked. */
+	for (i = 0; i < 6; i++)
+		m[i] = frame(1000, ecn[i], false, false);
 	droce_bottleneck_input(&bn, m, 6);
-	for (i = 0; i < 3; i++)
-		ck_assert_uint_eq(ipv4_of(m[i])->type_of_service & 3, 2);
-	ck_assert_uint_eq(ipv4_of(m[3])->type_of_service, 0x68 | 3);
-	ck_assert_uint_eq(ipv4_of(m[4])->type_of_service, 0x68 | 3);
+	ck_assert_uint_eq(st.marked, 0);
+	ck_assert_uint_eq(droce_bottleneck_output(&bn, out, 6, 600 * US), 6);
+	ck_assert_uint_eq(ipv4_of(m[0])->type_of_service, 0x68 | 3);
+	ck_assert_uint_eq(ipv4_of(m[1])->type_of_service, 0x68 | 3);
 	/* Not-ECT stays as it is: a switch would drop it at RED instead. */
-	ck_assert_uint_eq(ipv4_of(m[5])->type_of_service, 0x68);
+	ck_assert_uint_eq(ipv4_of(m[2])->type_of_service, 0x68);
+	for (i = 3; i < 6; i++)
+		ck_assert_uint_eq(ipv4_of(m[i])->type_of_service, 0x68 | 2);
 	ck_assert_uint_eq(st.marked, 2);
 	ck_assert_uint_eq(st.not_ect, 1);
 	/* The checksum of a marked header is right again. */
 	{
-		struct rte_ipv4_hdr h = *ipv4_of(m[3]);
+		struct rte_ipv4_hdr h = *ipv4_of(m[0]);
 
 		h.hdr_checksum = 0;
-		ck_assert_uint_eq(rte_ipv4_cksum(&h), ipv4_of(m[3])->hdr_checksum);
+		ck_assert_uint_eq(rte_ipv4_cksum(&h), ipv4_of(m[0])->hdr_checksum);
 	}
+	for (i = 0; i < 6; i++)
+		rte_pktmbuf_free(out[i]);
 }
 END_TEST
 
