@@ -29,6 +29,7 @@
 #include <rte_log.h>
 
 #include "droce_conf.h"
+#include "droce_conf_priv.h"
 
 /* The only comment character: rte_cfgfile takes one. */
 #define CONF_COMMENT '#'
@@ -264,9 +265,8 @@ conf_scan(struct conf_ctx *x)
 
 /* ---- values ---- */
 
-/* A decimal number in [min, max]; no sign, no spaces, no other base. */
-static bool
-conf_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+bool
+droce_conf_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
 {
 	unsigned long v;
 	char *end;
@@ -415,7 +415,7 @@ conf_engine_lcore(const struct conf_entry *e)
 		e->c->engine_lcore = -1;
 		return 0;
 	}
-	if (!conf_uint(e->val, 0, RTE_MAX_LCORE - 1, &v))
+	if (!droce_conf_uint(e->val, 0, RTE_MAX_LCORE - 1, &v))
 		return ENTRY_ERR(e, "'%s' is neither \"thread\" nor an lcore number (0..%d)",
 				 e->val, RTE_MAX_LCORE - 1);
 	e->c->engine_lcore = (int)v;
@@ -427,7 +427,7 @@ conf_engine_idle_sleep(const struct conf_entry *e)
 {
 	unsigned long v;
 
-	if (!conf_uint(e->val, 0, CONF_MAX_IDLE_SLEEP_US, &v))
+	if (!droce_conf_uint(e->val, 0, CONF_MAX_IDLE_SLEEP_US, &v))
 		return ENTRY_ERR(e, "'%s' is not a number of microseconds (0..%d)",
 				 e->val, CONF_MAX_IDLE_SLEEP_US);
 	e->c->idle_sleep_us = (unsigned)v;
@@ -464,7 +464,7 @@ conf_port_ipv4(const struct conf_entry *e)
 	uint32_t ip;
 
 	if (slash == NULL || (size_t)(slash - e->val) >= sizeof(addr) ||
-	    !conf_uint(slash + 1, 1, 32, &prefix))
+	    !droce_conf_uint(slash + 1, 1, 32, &prefix))
 		goto bad;
 	memcpy(addr, e->val, (size_t)(slash - e->val));
 	addr[slash - e->val] = '\0';
@@ -500,7 +500,7 @@ conf_port_mtu(const struct conf_entry *e)
 {
 	unsigned long v;
 
-	if (!conf_uint(e->val, 256, 4096, &v) || !rte_is_power_of_2((uint32_t)v))
+	if (!droce_conf_uint(e->val, 256, 4096, &v) || !rte_is_power_of_2((uint32_t)v))
 		return ENTRY_ERR(e, "%s is not an IB MTU (256, 512, 1024, 2048, 4096)", e->val);
 	e->port->port.mtu = (uint16_t)v;
 	return 0;
@@ -511,7 +511,7 @@ conf_port_desc(const struct conf_entry *e)
 {
 	unsigned long v;
 
-	if (!conf_uint(e->val, 1, UINT16_MAX, &v))
+	if (!droce_conf_uint(e->val, 1, UINT16_MAX, &v))
 		return ENTRY_ERR(e, "'%s' is not a number of descriptors (1..%u)", e->val, UINT16_MAX);
 	if (strcmp(e->key, "rxd") == 0)
 		e->port->port.nb_rxd = (uint16_t)v;
@@ -525,7 +525,7 @@ conf_port_mbufs(const struct conf_entry *e)
 {
 	unsigned long v;
 
-	if (!conf_uint(e->val, 1, INT32_MAX, &v))
+	if (!droce_conf_uint(e->val, 1, INT32_MAX, &v))
 		return ENTRY_ERR(e, "'%s' is not a number of mbufs (1..%d)", e->val, INT32_MAX);
 	e->port->port.nb_mbufs = (uint32_t)v;
 	return 0;
@@ -548,7 +548,7 @@ conf_port_link_wait(const struct conf_entry *e)
 {
 	unsigned long v;
 
-	if (!conf_uint(e->val, 0, CONF_MAX_LINK_WAIT_MS, &v))
+	if (!droce_conf_uint(e->val, 0, CONF_MAX_LINK_WAIT_MS, &v))
 		return ENTRY_ERR(e, "'%s' is not a number of milliseconds (0..%d)",
 				 e->val, CONF_MAX_LINK_WAIT_MS);
 	e->port->port.link_wait_ms = (uint32_t)v;
@@ -630,7 +630,7 @@ conf_fault_pair(struct droce_fault_conf *c, const char *key, const char *val,
 		return 0;
 	}
 	if (strcmp(key, "delay_us") == 0) {
-		if (!conf_uint(val, 1, DROCE_FAULT_DELAY_US_MAX, &v))
+		if (!droce_conf_uint(val, 1, DROCE_FAULT_DELAY_US_MAX, &v))
 			return conf_fault_err(err, errlen, key,
 					      "'%s' is not a number of microseconds (1..%u)",
 					      val, DROCE_FAULT_DELAY_US_MAX);
@@ -638,7 +638,7 @@ conf_fault_pair(struct droce_fault_conf *c, const char *key, const char *val,
 		return 0;
 	}
 	if (strcmp(key, "segment") == 0) {
-		if (!conf_uint(val, DROCE_FAULT_SEGMENT_MIN, UINT16_MAX, &v))
+		if (!droce_conf_uint(val, DROCE_FAULT_SEGMENT_MIN, UINT16_MAX, &v))
 			return conf_fault_err(err, errlen, key,
 					      "'%s' is not a segment size (%u..%u bytes)", val,
 					      DROCE_FAULT_SEGMENT_MIN, UINT16_MAX);
@@ -646,7 +646,7 @@ conf_fault_pair(struct droce_fault_conf *c, const char *key, const char *val,
 		return 0;
 	}
 	if (strcmp(key, "seed") == 0) {
-		if (!conf_uint(val, 0, ULONG_MAX, &v))
+		if (!droce_conf_uint(val, 0, ULONG_MAX, &v))
 			return conf_fault_err(err, errlen, key,
 					      "'%s' is not a decimal number (0..%lu)", val, ULONG_MAX);
 		c->seed = v;
@@ -702,6 +702,16 @@ conf_port_fault(const struct conf_entry *e)
 	return 0;
 }
 
+static int
+conf_port_cc(const struct conf_entry *e)
+{
+	char msg[384];
+
+	if (droce_conf_cc_set(&e->port->port, e->key, e->val, msg, sizeof(msg)) != 0)
+		return ENTRY_ERR(e, "%s", msg);
+	return 0;
+}
+
 struct conf_key {
 	const char *name;
 	int (*set)(const struct conf_entry *e);
@@ -742,6 +752,10 @@ static const struct conf_key conf_port_keys[] = {
 	{ "link_wait_ms", conf_port_link_wait },
 	{ "fault_rx", conf_port_fault },
 	{ "fault_tx", conf_port_fault },
+	{ "ecn", conf_port_cc },
+	{ "cnp_interval_us", conf_port_cc },
+	{ "dcqcn", conf_port_cc },
+	{ "bottleneck", conf_port_cc },
 	{ NULL, NULL },
 };
 
@@ -750,7 +764,7 @@ static const struct conf_section conf_sections[] = {
 	{ "engine", "lcore, idle_sleep_us", conf_engine_keys },
 	{ "log", "level", conf_log_keys },
 	{ "port", "device, ipv4, mac, mtu, rxd, txd, mbufs, capture, link, link_wait_ms, "
-	  "fault_rx, fault_tx",
+	  "fault_rx, fault_tx, " DROCE_CONF_CC_KEYS,
 	  conf_port_keys },
 };
 
@@ -765,7 +779,7 @@ conf_section_find(struct conf_ctx *x, const char *name, unsigned line, unsigned 
 	unsigned i;
 
 	*ret = -EINVAL;
-	if (strncmp(name, "port", 4) == 0 && conf_uint(name + 4, 0, ULONG_MAX, &n) &&
+	if (strncmp(name, "port", 4) == 0 && droce_conf_uint(name + 4, 0, ULONG_MAX, &n) &&
 	    (name[4] != '0' || name[5] == '\0')) {
 		if (n >= DROCE_CONF_MAX_PORTS) {
 			conf_err(x, -EINVAL, line, name, NULL, "droce has at most %d ports (port0..port%d)",
@@ -802,6 +816,7 @@ conf_apply_section(struct conf_ctx *x, struct rte_cfgfile *cfg, struct droce_con
 		*ports_seen |= 1u << port;
 		e.port = &c->ports[port];
 		e.port->port.mtu = CONF_DEFAULT_MTU;
+		droce_cc_conf_default(&e.port->port.cc);
 	}
 	for (i = head + 1; i < x->nb_lines && x->lines[i].key[0] != '\0'; i++) {
 		const struct conf_key *k;
@@ -925,6 +940,7 @@ conf_default(struct droce_conf *c)
 	p->port.ipv4 = RTE_IPV4(10, 255, 0, 1);
 	p->port.ipv4_prefix = 24;
 	p->port.mtu = 4096;
+	droce_cc_conf_default(&p->port.cc);
 	return ret;
 }
 

@@ -204,6 +204,14 @@ engine_rx_qp(struct droce_engine *e, struct droce_qp *qp, struct rte_mbuf *m)
 		qp->stats.dropped++;
 		return;
 	}
+	if (unlikely(pkt->op->flags & DROCE_OPF_CNP)) {
+		droce_cc_rx_cnp(&e->tx, qp);
+		return;
+	}
+	/* A request marked CE on its way: tell the sender (a CNP). */
+	if (unlikely((pkt->tclass & 0x3u) == 0x3u) && (pkt->op->flags & DROCE_OPF_REQ) &&
+	    qp->type != IBV_QPT_UD)
+		droce_cc_rx_ce(&e->tx, qp);
 	/* The first packet of a QP in RTR establishes the connection. */
 	if (droce_qp_state(qp) == IBV_QPS_RTR && !qp->resp.comm_est) {
 		qp->resp.comm_est = true;
@@ -495,6 +503,9 @@ droce_engine_create(struct droce_port *port, struct droce_num_table *qpt,
 	e->tx.mrt = mrt;
 	e->tx.no_mbuf = &e->stats.tx_no_mbuf;
 	e->tx.rxs = &e->stats.rx;
+	e->tx.ccs = &e->stats.cc;
+	droce_cc_init(&e->tx.cc, droce_port_cc_conf(port), droce_port_link_mbps(port),
+		      rte_get_tsc_hz());
 	e->burst = droce_port_cycles(port);
 	e->long_base = rte_get_tsc_hz() / 1000000 * LONG_BASE_US;
 	e->long_frame = rte_get_tsc_hz() / 1000000 * LONG_FRAME_US;

@@ -130,10 +130,28 @@ port_free(struct droce_port *p)
 	}
 	droce_fault_fini(&p->fault_rx);
 	droce_fault_fini(&p->fault_tx);
+	if (p->bottleneck != NULL) {
+		droce_bottleneck_fini(p->bottleneck);
+		rte_free(p->bottleneck);
+	}
 	droce_neigh_fini(p);
 	rte_mempool_free(p->mp);
 	pthread_mutex_destroy(&p->capture_lock);
 	rte_free(p);
+}
+
+/* The RX bottleneck, when the configuration asks for one. */
+static int
+port_bottleneck_create(struct droce_port *p, const struct droce_port_conf *conf)
+{
+	if (conf->bottleneck.rate_mbps == 0)
+		return 0;
+	p->bottleneck = rte_zmalloc("droce_bottleneck", sizeof(*p->bottleneck), 0);
+	if (p->bottleneck == NULL)
+		return -ENOMEM;
+	droce_bottleneck_init(p->bottleneck, &conf->bottleneck, &p->stats.rx_bottleneck,
+			      rte_get_tsc_hz(), rte_get_tsc_cycles());
+	return 0;
 }
 
 int
@@ -145,6 +163,8 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	if (conf == NULL || out == NULL || !ib_mtu_valid(conf->mtu) ||
 	    (conf->ipv4 != 0 && (conf->ipv4_prefix == 0 || conf->ipv4_prefix > 32)) ||
 	    droce_fault_conf_check(&conf->fault_rx) != 0 ||
+	    droce_bottleneck_conf_check(&conf->bottleneck) != 0 ||
+	    droce_cc_conf_check(&conf->cc) != 0 ||
 	    droce_fault_conf_check(&conf->fault_tx) != 0)
 		return -EINVAL;
 	if (!rte_eth_dev_is_valid_port(conf->port_id))
@@ -174,6 +194,7 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	p->drv_ctx.port_id = p->port_id;
 	p->drv_ctx.dev_info = &p->dev_info;
 	p->drv_ctx.eth_mtu = p->ib_mtu + DROCE_PORT_L3_OVERHEAD;
+	p->cc = conf->cc;
 	/* One engine, on queue 0 (see droce_qpn_engine()). */
 	p->drv_ctx.nb_queues = 1;
 	p->drv_ctx.queues[0] = 0;
@@ -182,8 +203,10 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	if (ret == 0) {
 		droce_fault_init(&p->fault_rx, &conf->fault_rx, p->mp, &p->stats.rx_fault);
 		droce_fault_init(&p->fault_tx, &conf->fault_tx, p->mp, &p->stats.tx_fault);
-		ret = droce_neigh_init(p);
+		ret = port_bottleneck_create(p, conf);
 	}
+	if (ret == 0)
+		ret = droce_neigh_init(p);
 	if (ret == 0)
 		ret = p->drv->configure(&p->drv_ctx);
 	if (ret == 0)
@@ -229,6 +252,23 @@ struct rte_mempool *
 droce_port_mempool(const struct droce_port *p)
 {
 	return p->mp;
+}
+
+const struct droce_cc_conf *
+droce_port_cc_conf(const struct droce_port *p)
+{
+	return &p->cc;
+}
+
+uint32_t
+droce_port_link_mbps(const struct droce_port *p)
+{
+	struct rte_eth_link link;
+
+	if (rte_eth_link_get_nowait(p->port_id, &link) != 0 ||
+	    link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN)
+		return 0;
+	return link.link_speed;
 }
 
 const struct droce_port_cycles *
@@ -336,6 +376,12 @@ static const struct {
 	STAT_NAME(rx_bad_opcode), STAT_NAME(rx_bad_icrc), STAT_NAME(rx_not_ours),
 	STAT_NAME(tx_frames), STAT_NAME(tx_arp), STAT_NAME(tx_busy),
 	FAULT_STAT_NAMES(rx), FAULT_STAT_NAMES(tx),
+	{ "rx_bottleneck_frames", offsetof(struct droce_port_stats, rx_bottleneck.frames) },
+	{ "rx_bottleneck_marked", offsetof(struct droce_port_stats, rx_bottleneck.marked) },
+	{ "rx_bottleneck_not_ect", offsetof(struct droce_port_stats, rx_bottleneck.not_ect) },
+	{ "rx_bottleneck_dropped", offsetof(struct droce_port_stats, rx_bottleneck.dropped) },
+	{ "rx_bottleneck_max_queue_bytes",
+	  offsetof(struct droce_port_stats, rx_bottleneck.max_queue_bytes) },
 };
 static_assert(RTE_DIM(stat_names) == STATS_NB, "every counter has a name");
 static_assert(sizeof(struct droce_fault_stats) == 6 * sizeof(uint64_t),

@@ -106,6 +106,80 @@ droce_fault_conf_check(const struct droce_fault_conf *c)
 	return 0;
 }
 
+/**
+ * A bottleneck on the port's receive path (docs/congestion.md): a queue
+ * that drains at @ref rate_mbps, marks ECN-capable frames CE once more
+ * than @ref mark_bytes wait, and drops what does not fit in
+ * @ref queue_bytes, as a congested switch port does. rate_mbps 0: none.
+ */
+struct droce_bottleneck_conf {
+	uint32_t rate_mbps;   /**< how fast the queue drains (whole frames) */
+	uint32_t queue_bytes; /**< the buffer: a frame that does not fit is dropped */
+	uint32_t mark_bytes;  /**< ECN-capable frames that find more queued leave marked CE */
+};
+
+/** @return 0 when @p c is usable (rate 0, or a queue of at most 1 GiB
+ *  with mark at most queue), else -EINVAL. */
+int droce_bottleneck_conf_check(const struct droce_bottleneck_conf *c);
+
+/** What a port's bottleneck did. Every field only grows, but max_queue_bytes. */
+struct droce_bottleneck_stats {
+	uint64_t frames;          /**< frames that went through */
+	uint64_t marked;          /**< of those, marked CE here */
+	uint64_t not_ect;         /**< frames above the threshold that could not be marked */
+	uint64_t dropped;         /**< frames dropped: the queue was full */
+	uint64_t max_queue_bytes; /**< the longest the queue got */
+};
+
+/** DCQCN's reaction point parameters (keys dcqcn_*, docs/congestion.md).
+ *  Rates in megabits per second, as NICs give them. */
+struct droce_dcqcn_conf {
+	/** Where a QP starts, and its ceiling; 0: the port's link speed. */
+	uint32_t line_rate_mbps;
+	uint32_t min_rate_mbps;   /**< the floor a cut never goes below */
+	uint32_t rai_mbps;        /**< additive increase R_AI */
+	uint32_t rhai_mbps;       /**< hyper-additive increase R_HAI */
+	uint8_t g_shift;          /**< g = 1 / 2^g_shift (8: 1/256) */
+	uint32_t rate_timer_us;   /**< one timer stage of increase */
+	uint32_t alpha_timer_us;  /**< alpha decays once per such period without a CNP */
+	uint32_t byte_counter;    /**< bytes per byte-counter stage */
+	uint8_t fast_recovery;    /**< F: stages of fast recovery */
+	uint32_t burst;           /**< the pacer's bucket, bytes */
+};
+
+/** The DCQCN defaults (as ConnectX NICs and the DCQCN paper use them). */
+void droce_dcqcn_conf_default(struct droce_dcqcn_conf *c);
+
+/** @return 0 when @p c is usable, -EINVAL otherwise (a zero timer or
+ *  rate, min above line rate, g_shift outside 1..16, ...). */
+int droce_dcqcn_conf_check(const struct droce_dcqcn_conf *c);
+
+/** ECN codepoints (RFC 3168) for droce_cc_conf.ecn. */
+#define DROCE_ECN_NOT_ECT 0
+#define DROCE_ECN_ECT1    1
+#define DROCE_ECN_ECT0    2
+
+/** Congestion control of the port's QPs (docs/congestion.md). */
+struct droce_cc_conf {
+	/** The ECN codepoint of every frame but CNPs: DROCE_ECN_ECT0 (the
+	 *  default), DROCE_ECN_ECT1, or DROCE_ECN_NOT_ECT (no marking, so no
+	 *  CNPs and no DCQCN either). */
+	uint8_t ecn;
+	/** Notification point: at most one CNP per QP per this many
+	 *  microseconds for packets that arrive marked CE; 0: no CNPs. */
+	uint32_t cnp_interval_us;
+	/** Reaction point: QPs slow down on CNPs (DCQCN) and pace themselves. */
+	bool dcqcn;
+	struct droce_dcqcn_conf dcqcn_conf;
+};
+
+/** The defaults: ECT(0), a CNP per QP per 50 us, DCQCN on with the
+ *  parameters of droce_dcqcn_conf_default(). */
+void droce_cc_conf_default(struct droce_cc_conf *c);
+
+/** @return 0 when @p c is usable, -EINVAL otherwise. */
+int droce_cc_conf_check(const struct droce_cc_conf *c);
+
 /** What a port is attached with. */
 struct droce_port_conf {
 	uint16_t port_id;            /**< an ethdev already probed, not started */
@@ -131,6 +205,11 @@ struct droce_port_conf {
 	/** Faults to inject into received frames (from the ethdev) and sent
 	 *  ones (droce_port_tx()); all zero: none. */
 	struct droce_fault_conf fault_rx, fault_tx;
+	/** A congested switch port on the receive path; rate 0: none. */
+	struct droce_bottleneck_conf bottleneck;
+	/** ECN, CNPs and DCQCN. A zeroed conf has ECN off; attach users
+	 *  start from droce_cc_conf_default(). */
+	struct droce_cc_conf cc;
 };
 
 /** Counters of one port. Every field only grows. */
@@ -149,6 +228,7 @@ struct droce_port_stats {
 	uint64_t tx_busy;            /**< frames not taken for now: full ethdev or TX fault stage (kept by the caller) */
 	struct droce_fault_stats rx_fault; /**< what the RX fault stage did */
 	struct droce_fault_stats tx_fault; /**< what the TX fault stage did */
+	struct droce_bottleneck_stats rx_bottleneck; /**< what the RX bottleneck did */
 };
 
 /**
@@ -220,6 +300,12 @@ uint16_t droce_port_tx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
 
 /** The pool the transport allocates frames from. */
 struct rte_mempool *droce_port_mempool(const struct droce_port *p);
+
+/** The congestion control the port was attached with. */
+const struct droce_cc_conf *droce_port_cc_conf(const struct droce_port *p);
+
+/** The ethdev's link speed in Mb/s now; 0 when it does not say. */
+uint32_t droce_port_link_mbps(const struct droce_port *p);
 
 /** The port's burst cycle totals (for the engine thread that owns it). */
 const struct droce_port_cycles *droce_port_cycles(const struct droce_port *p);

@@ -26,6 +26,7 @@
 
 #include "droce_driver.h"
 #include "droce_fault.h"
+#include "droce_bottleneck.h"
 #include "droce_port.h"
 
 extern int droce_port_logtype;
@@ -142,6 +143,9 @@ struct droce_port {
 	 * last, as the paths read no more of them than the busy test while
 	 * no fault is set. */
 	struct droce_fault fault_rx, fault_tx;
+	struct droce_cc_conf cc;      /* congestion control, for the engine */
+	/* The congested switch port on the RX path; NULL: none. */
+	struct droce_bottleneck *bottleneck;
 };
 
 /* Counters have one writer, the engine thread: a relaxed load, add and

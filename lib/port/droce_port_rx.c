@@ -184,6 +184,12 @@ rx_faulty(struct droce_port *p, struct droce_capture *c, struct rte_mbuf **pkts,
 	}
 	nb = droce_fault_ready(f, pkts, n, now);
 	droce_fault_taken(f, nb);
+	/* What the fault stage lets through joins the bottleneck's queue;
+	 * what the bottleneck's link has sent by now goes on. */
+	if (p->bottleneck != NULL) {
+		droce_bottleneck_input(p->bottleneck, pkts, nb);
+		nb = droce_bottleneck_output(p->bottleneck, pkts, n, now);
+	}
 	return nb != 0 ? rx_classify(p, c, pkts, nb, false) : 0;
 }
 
@@ -200,7 +206,7 @@ droce_port_rx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
 	}
 	/* An ethdev that has not started yet has no RX to read. */
 	if (got < n && likely(p->started)) {
-		if (unlikely(droce_fault_busy(&p->fault_rx))) {
+		if (unlikely(droce_fault_busy(&p->fault_rx) || p->bottleneck != NULL)) {
 			got += rx_faulty(p, c, pkts + got, n - got);
 		} else {
 			nb = rx_burst(p, pkts + got, n - got);

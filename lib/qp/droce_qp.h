@@ -26,6 +26,7 @@
 
 #include "droce_wire.h"
 #include "droce_cq.h"
+#include "droce_dcqcn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -265,6 +266,13 @@ struct droce_qp {
 		uint32_t res_count;          /**< valid slots before res_tail */
 	} resp;
 
+	/* congestion control (engine, droce_cc.c) */
+	struct {
+		bool limited;        /**< a CNP came: DCQCN paces the QP from now on */
+		uint64_t cnp_next;   /**< TSC before which no CNP goes to the peer */
+		struct droce_dcqcn dcqcn;
+	} cc;
+
 	/* engine bookkeeping */
 	TAILQ_ENTRY(droce_qp) active_link;
 	bool active;                 /**< on the engine's active list */
@@ -279,7 +287,7 @@ struct droce_qp {
 	struct {
 		uint64_t tx_pkts, rx_pkts, retransmits, timeouts, seq_naks_sent,
 			 seq_naks_rcvd, rnr_naks_sent, rnr_naks_rcvd, duplicates,
-			 dropped;
+			 dropped, cnps_sent, cnps_rcvd;
 	} stats;
 };
 

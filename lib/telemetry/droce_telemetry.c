@@ -34,9 +34,11 @@ struct stat_name {
 
 #define ENGINE_STAT(f) { #f, offsetof(struct droce_engine_stats, f) },
 #define ENGINE_RX_STAT(f) { #f, offsetof(struct droce_engine_stats, rx.f) },
+#define ENGINE_CC_STAT(f) { #f, offsetof(struct droce_engine_stats, cc.f) },
 static const struct stat_name engine_stats[] = {
 	ENGINE_STAT(iterations) ENGINE_STAT(tx_stall_drops) ENGINE_STAT(tx_no_mbuf)
 	DROCE_RX_STATS(ENGINE_RX_STAT)
+	DROCE_CC_STATS(ENGINE_CC_STAT)
 	ENGINE_STAT(busy_cycles) ENGINE_STAT(rx_burst_cycles) ENGINE_STAT(tx_burst_cycles)
 	ENGINE_STAT(long_iterations) ENGINE_STAT(rx_msgs) ENGINE_STAT(rx_payload_bytes)
 	ENGINE_STAT(tx_msgs) ENGINE_STAT(tx_payload_bytes)
@@ -49,6 +51,7 @@ static const struct stat_name qp_stats[] = {
 	QP_STAT(tx_pkts), QP_STAT(rx_pkts), QP_STAT(retransmits), QP_STAT(timeouts),
 	QP_STAT(seq_naks_sent), QP_STAT(seq_naks_rcvd), QP_STAT(rnr_naks_sent),
 	QP_STAT(rnr_naks_rcvd), QP_STAT(duplicates), QP_STAT(dropped),
+	QP_STAT(cnps_sent), QP_STAT(cnps_rcvd),
 };
 static_assert(sizeof(((struct droce_qp *)NULL)->stats) == RTE_DIM(qp_stats) * sizeof(uint64_t),
 	      "every QP counter has a name");

@@ -359,6 +359,19 @@ req_ud(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 	return true;
 }
 
+/* About the size of the WQE's next frame, for the pacer: its payload and
+ * the RoCEv2 headers (Ethernet, IPv4, UDP, BTH, ICRC) around it. */
+static uint32_t
+req_frame_bytes(const struct droce_qp *qp, const struct droce_send_wqe *w, bool rd_atomic)
+{
+	uint32_t hdrs = RTE_ETHER_HDR_LEN + 20 + 8 + 12 + 4;
+
+	if (rd_atomic)
+		return hdrs + 28;
+	return hdrs + (w->state == DROCE_WQE_POSTED ? RTE_MIN(qp->mtu, w->length) :
+		       RTE_MIN(qp->mtu, w->length - w->sent));
+}
+
 /* UC and UD: nothing comes back, a WQE is complete once it is on the wire. */
 static void
 req_complete_unacked(struct droce_qp *qp)
@@ -389,6 +402,8 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 			break;
 		w = droce_wq_at(&qp->sq, qp->req.next);
 		rd_atomic = droce_wr_is_rd_atomic(w->opcode);
+		if (!droce_cc_may_send(tx, qp, req_frame_bytes(qp, w, rd_atomic)))
+			break;
 		/* A WQE stays POSTED until its first packet is built, so these
 		 * checks hold even when the link pushed back on a previous try. */
 		if (w->state == DROCE_WQE_POSTED) {

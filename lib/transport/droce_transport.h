@@ -23,6 +23,7 @@
 #include "droce_qp.h"
 #include "droce_mr.h"
 #include "droce_num_table.h"
+#include "droce_dcqcn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,6 +63,34 @@ struct droce_rx_stats {
 #undef DROCE_RX_STAT_FIELD
 };
 
+/**
+ * Congestion-control counters of an engine (docs/congestion.md), one list
+ * for the engine's counters, rte_telemetry and droce-testpmd.
+ */
+#define DROCE_CC_STATS(X)						\
+	X(ce_received)       /* requests that arrived marked CE */	\
+	X(cnps_sent)         /* CNPs sent for them */			\
+	X(cnps_suppressed)   /* CE marks within a QP's CNP interval, or unsendable */ \
+	X(cnps_received)     /* CNPs received for the engine's QPs */	\
+	X(rate_decreases)    /* DCQCN rate cuts */			\
+	X(paced)             /* times a QP's next frame waited for its rate */
+
+/** The counters of DROCE_CC_STATS, written by one engine only. */
+struct droce_cc_stats {
+#define DROCE_CC_STAT_FIELD(name) uint64_t name;
+	DROCE_CC_STATS(DROCE_CC_STAT_FIELD)
+#undef DROCE_CC_STAT_FIELD
+};
+
+/** An engine's congestion control settings (from its port's configuration). */
+struct droce_cc {
+	uint8_t ecn;                 /**< ECN codepoint of sent frames but CNPs */
+	bool np;                     /**< send CNPs for CE-marked requests */
+	bool dcqcn;                  /**< react to CNPs */
+	uint64_t cnp_interval_tsc;   /**< at most one CNP per QP per this */
+	struct droce_dcqcn_params params;
+};
+
 /** Most packets staged for one transmit burst. */
 #define DROCE_TX_BURST 64
 
@@ -76,6 +105,8 @@ struct droce_tx {
 	struct rte_mbuf *pkts[DROCE_TX_BURST];
 	uint64_t *no_mbuf;           /**< the engine's count of failed mbuf allocations */
 	struct droce_rx_stats *rxs;  /**< the engine's drop and NAK counters */
+	struct droce_cc cc;          /**< congestion control */
+	struct droce_cc_stats *ccs;  /**< the engine's congestion counters */
 };
 
 /** Free places in the staging area. */
@@ -108,6 +139,32 @@ uint8_t *droce_tx_hdr(struct rte_mbuf *m, enum droce_hdr h);
 
 /** Append the ICRC and stage the packet. */
 void droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m);
+
+/* ---- congestion control (droce_cc.c) ---- */
+
+/** Set up @p cc from a port's @p conf, for a link of @p link_mbps (0: unknown). */
+void droce_cc_init(struct droce_cc *cc, const struct droce_cc_conf *conf, uint32_t link_mbps,
+		   uint64_t tsc_hz);
+
+/** Notification point: a request for @p qp arrived marked CE. */
+void droce_cc_rx_ce(struct droce_tx *tx, struct droce_qp *qp);
+
+/** Reaction point: a CNP for @p qp arrived. */
+void droce_cc_rx_cnp(struct droce_tx *tx, struct droce_qp *qp);
+
+/** The pacer's verdict for a QP that DCQCN holds below line rate. */
+bool droce_cc_pace(struct droce_tx *tx, struct droce_qp *qp, uint32_t bytes);
+
+/**
+ * May @p qp send a frame of about @p bytes now? Always before its first
+ * CNP; after it, when its pacer has tokens. No: ask again on a later
+ * iteration (the QP's frames keep their order).
+ */
+static inline bool
+droce_cc_may_send(struct droce_tx *tx, struct droce_qp *qp, uint32_t bytes)
+{
+	return likely(!qp->cc.limited) || droce_cc_pace(tx, qp, bytes);
+}
 
 /* ---- the validity check of received packets (droce_rx_check.c) ---- */
 

@@ -25,6 +25,9 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, const struct droc
 		return NULL;
 	}
 	l3.udp_sport = droce_udp_sport(av->l3.flow_label, qp->qpn, dqpn);
+	/* The AV's class keeps its DSCP; the ECN bits are the port's (a CNP
+	 * goes Not-ECT, as NICs send it). */
+	l3.tclass = (uint8_t)((l3.tclass & ~0x3u) | (opcode == DROCE_OPCODE_CNP ? 0 : tx->cc.ecn));
 	hlen = droce_l3_hdr_len(&l3);
 	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hlen + l4len));
 	if (p == NULL) {

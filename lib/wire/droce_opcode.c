@@ -124,7 +124,9 @@ const struct droce_opcode_info droce_opcode_table[256] = {
 	[DROCE_SVC_UD | DROCE_OP_SEND_ONLY_IMM] =
 		ROW("UD_SEND_ONLY_IMM", SEND | ONLY | DROCE_OPF_DETH | IMMDT, DROCE_RCV_UD),
 	/* Congestion control is not a QP's business (yet): no QP takes it. */
-	[DROCE_OPCODE_CNP] = ROW("CNP", DROCE_OPF_CNP, 0),
+	/* A CNP slows a QP that sends reliable or unreliable-connected data. */
+	[DROCE_OPCODE_CNP] = ROW("CNP", DROCE_OPF_CNP,
+				 DROCE_RCV_RC | DROCE_RCV_UC | DROCE_RCV_XRC_INI),
 	SEND_WRITE_OPS(XRC_ROW)
 	RELIABLE_OPS(XRC_ROW)
 };

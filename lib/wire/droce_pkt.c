@@ -53,6 +53,7 @@ parse_ipv4(const uint8_t *p, uint32_t first_len, uint32_t frame_len,
 	if (frag & RTE_IPV4_HDR_OFFSET_MASK)
 		return DROCE_PARSE_NOT_ROCE;
 	pkt->ipv6 = false;
+	pkt->tclass = ip->type_of_service;
 	gid_from_ipv4(pkt->sgid, ip->src_addr);
 	gid_from_ipv4(pkt->dgid, ip->dst_addr);
 	l3->hdr_len = ihl;
@@ -78,6 +79,7 @@ parse_ipv6(const uint8_t *p, uint32_t first_len, uint32_t frame_len,
 	if (ip->proto != IPPROTO_UDP)
 		return DROCE_PARSE_NOT_ROCE;
 	pkt->ipv6 = true;
+	pkt->tclass = (uint8_t)(rte_be_to_cpu_32(ip->vtc_flow) >> 20);
 	memcpy(pkt->sgid, ip->src_addr, 16);
 	memcpy(pkt->dgid, ip->dst_addr, 16);
 	l3->hdr_len = sizeof(*ip);

@@ -361,6 +361,7 @@ struct droce_pkt {
 	uint8_t opcode;
 	uint8_t pad;             /**< pad count from the BTH */
 	bool ipv6;
+	uint8_t tclass;          /**< IPv4 TOS / IPv6 traffic class (DSCP and ECN) */
 	uint16_t vlan_tci;       /**< 0 when untagged */
 	uint16_t l3_off;
 	uint16_t l4_off;

@@ -57,6 +57,8 @@ droce_peer_open(struct droce_peer *p, uint16_t mtu)
 
 	if (rc != 0)
 		return rc;
+	/* Congestion control as a configured port has it (ECN, CNPs, DCQCN). */
+	droce_cc_conf_default(&conf.cc);
 	memset(p, 0, sizeof(*p));
 	snprintf(name, sizeof(name), "peer_in%u", n);
 	p->to_dev = rte_ring_create(name, 1024, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
@@ -101,18 +103,20 @@ droce_peer_build(const struct droce_peer *p, const struct droce_peer_frame *f)
 {
 	unsigned pad = (4 - (f->len & 3)) & 3;
 	uint32_t l4 = (uint32_t)sizeof(struct droce_bth) + f->ext_len + f->len + pad;
+	struct droce_l3_addr l3 = p->l3;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(p->mp), *c;
 	unsigned bth_off;
 	uint8_t *d;
 
 	if (m == NULL)
 		return NULL;
-	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(droce_l3_hdr_len(&p->l3) + l4));
+	l3.tclass = f->tclass;
+	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(droce_l3_hdr_len(&l3) + l4));
 	if (d == NULL) {
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	bth_off = droce_l3_hdr_write(m, &p->l3, l4);
+	bth_off = droce_l3_hdr_write(m, &l3, l4);
 	droce_bth_set((struct droce_bth *)(d + bth_off), f->opcode, f->se, pad,
 		      f->pkey != 0 ? f->pkey : DROCE_PKEY_DEFAULT, f->dqpn, f->ackreq, f->psn);
 	d += bth_off + sizeof(struct droce_bth);
@@ -181,13 +185,16 @@ droce_peer_drain(struct droce_peer *p)
 uint64_t
 droce_peer_stat(const struct droce_peer *p, const char *name)
 {
-#define PEER_STAT(f) if (strcmp(name, #f) == 0) return s.engine.rx.f;
+#define PEER_RX_STAT(f) if (strcmp(name, #f) == 0) return s.engine.rx.f;
+#define PEER_CC_STAT(f) if (strcmp(name, #f) == 0) return s.engine.cc.f;
 	struct droce_dev_stats s;
 
 	if (droce_dev_stats(p->dev, &s) != 0)
 		abort();
-	DROCE_RX_STATS(PEER_STAT)
-#undef PEER_STAT
+	DROCE_RX_STATS(PEER_RX_STAT)
+	DROCE_CC_STATS(PEER_CC_STAT)
+#undef PEER_RX_STAT
+#undef PEER_CC_STAT
 	fprintf(stderr, "droce_peer_stat: no counter %s\n", name);
 	abort();
 }

@@ -45,6 +45,7 @@ struct droce_peer_frame {
 	uint32_t len;
 	uint32_t seg;                 /**< bytes per segment; 0: one segment */
 	bool bad_icrc;
+	uint8_t tclass;               /**< IPv4 TOS: DSCP and ECN (3: CE) */
 };
 
 /**
@@ -75,7 +76,7 @@ struct rte_mbuf *droce_peer_recv(struct droce_peer *p, struct droce_pkt *pkt);
 /** Drop every frame the device sent. @return how many. */
 unsigned droce_peer_drain(struct droce_peer *p);
 
-/** A counter of the device's engine, by its name (DROCE_RX_STATS). */
+/** A counter of the device's engine, by its name (DROCE_RX_STATS, DROCE_CC_STATS). */
 uint64_t droce_peer_stat(const struct droce_peer *p, const char *name);
 
 #endif

@@ -284,7 +284,7 @@ static const struct bad_case bad_cases[] = {
 	  -EINVAL },
 	{ PORT0 "speed = 3\n",
 	  ":3: [port0] speed: unknown key (expected device, ipv4, mac, mtu, rxd, txd, mbufs, capture, "
-	  "link, link_wait_ms, fault_rx, fault_tx)",
+	  "link, link_wait_ms, fault_rx, fault_tx, ecn, cnp_interval_us, dcqcn, bottleneck)",
 	  -EINVAL },
 	{ PORT0 "[eal]\nargv = -l 0\n", ":4: [eal] argv: unknown key (expected args)", -EINVAL },
 	{ PORT0 "[engine]\nlcores = 1\n",
