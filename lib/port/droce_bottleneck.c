@@ -42,6 +42,7 @@ droce_bottleneck_init(struct droce_bottleneck *b, const struct droce_bottleneck_
 	if (b->per_tsc == 0)
 		b->per_tsc = 1;
 	b->credit_max = (uint64_t)BOTTLENECK_BURST_BYTES << 32;
+	b->dt_max = (((uint64_t)c->queue_bytes << 32) + b->credit_max) / b->per_tsc + 1;
 	b->drained_at = now;
 }
 
@@ -128,11 +129,16 @@ droce_bottleneck_output(struct droce_bottleneck *b, struct rte_mbuf **pkts, uint
 	uint64_t dt = now - b->drained_at;
 	uint16_t out = 0;
 
-	/* No product past a full burst's worth of ticks: no overflow. */
-	if (dt > b->credit_max / b->per_tsc + 1)
-		dt = b->credit_max / b->per_tsc + 1;
+	/* The link drained its queue all along, also while this thread was
+	 * off its CPU: the credit of that time stays (frames leave in the
+	 * next calls), but no more than a full queue and a burst, which also
+	 * keeps the product within 64 bits. */
+	if (dt > b->dt_max)
+		dt = b->dt_max;
 	b->drained_at = now;
 	b->credit += dt * b->per_tsc;
+	if (b->credit > b->dt_max * b->per_tsc)
+		b->credit = b->dt_max * b->per_tsc;
 	while (out < n && b->head != b->tail) {
 		struct rte_mbuf *m = b->q[b->head & (DROCE_BOTTLENECK_FRAMES - 1)];
 		uint64_t need = (uint64_t)rte_pktmbuf_pkt_len(m) << 32;
@@ -154,7 +160,8 @@ droce_bottleneck_output(struct droce_bottleneck *b, struct rte_mbuf **pkts, uint
 		BN_INC(b, frames);
 		pkts[out++] = m;
 	}
-	if (b->credit > b->credit_max)
+	/* An idle link builds up no credit beyond a burst. */
+	if (b->head == b->tail && b->credit > b->credit_max)
 		b->credit = b->credit_max;
 	return out;
 }

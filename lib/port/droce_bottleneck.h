@@ -38,7 +38,8 @@ struct droce_bottleneck {
 	struct droce_bottleneck_conf conf;
 	uint64_t per_tsc;         /**< drain rate, bytes << 32 per TSC tick */
 	uint64_t credit;          /**< bytes << 32 the link may still send */
-	uint64_t credit_max;      /**< one full queue's worth: no burst beyond */
+	uint64_t credit_max;      /**< what an idle link saves up: a burst */
+	uint64_t dt_max;          /**< ticks that drain a full queue and a burst */
 	uint64_t drained_at;      /**< TSC of the last drain */
 	uint64_t queued_bytes;
 	uint32_t head, tail;      /**< free-running indices into q */
