@@ -187,14 +187,17 @@ droce_peer_stat(const struct droce_peer *p, const char *name)
 {
 #define PEER_RX_STAT(f) if (strcmp(name, #f) == 0) return s.engine.rx.f;
 #define PEER_CC_STAT(f) if (strcmp(name, #f) == 0) return s.engine.cc.f;
+#define PEER_ZC_STAT(f) if (strcmp(name, #f) == 0) return s.engine.zc.f;
 	struct droce_dev_stats s;
 
 	if (droce_dev_stats(p->dev, &s) != 0)
 		abort();
 	DROCE_RX_STATS(PEER_RX_STAT)
 	DROCE_CC_STATS(PEER_CC_STAT)
+	DROCE_ZC_STATS(PEER_ZC_STAT)
 #undef PEER_RX_STAT
 #undef PEER_CC_STAT
+#undef PEER_ZC_STAT
 	fprintf(stderr, "droce_peer_stat: no counter %s\n", name);
 	abort();
 }

@@ -76,7 +76,8 @@ struct rte_mbuf *droce_peer_recv(struct droce_peer *p, struct droce_pkt *pkt);
 /** Drop every frame the device sent. @return how many. */
 unsigned droce_peer_drain(struct droce_peer *p);
 
-/** A counter of the device's engine, by its name (DROCE_RX_STATS, DROCE_CC_STATS). */
+/** A counter of the device's engine, by its name (DROCE_RX_STATS, DROCE_CC_STATS,
+ *  DROCE_ZC_STATS). */
 uint64_t droce_peer_stat(const struct droce_peer *p, const char *name);
 
 #endif
