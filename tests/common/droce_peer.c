@@ -90,6 +90,16 @@ droce_peer_open(struct droce_peer *p, uint16_t mtu)
 }
 
 void
+droce_peer_verbs(struct droce_peer *p, size_t len, int access, struct ibv_pd **pd,
+		 struct ibv_cq **cq, uint8_t **buf, struct ibv_mr **mr)
+{
+	*pd = ibv_alloc_pd(p->ctx);
+	*cq = ibv_create_cq(p->ctx, 256, NULL, NULL, 0);
+	*buf = aligned_alloc(4096, len);
+	*mr = *pd != NULL && *buf != NULL ? ibv_reg_mr(*pd, *buf, len, access) : NULL;
+}
+
+void
 droce_peer_close(struct droce_peer *p)
 {
 	droce_peer_run(p);
@@ -167,6 +177,17 @@ droce_peer_recv(struct droce_peer *p, struct droce_pkt *pkt)
 	if (droce_pkt_parse(m, pkt, true) != DROCE_PARSE_OK)
 		pkt->op = NULL;
 	return m;
+}
+
+int
+droce_peer_poll_cq(struct droce_peer *p, struct ibv_cq *cq, struct ibv_wc *wc, int max)
+{
+	int n = 0, k;
+
+	droce_peer_run(p);
+	while (n < max && (k = ibv_poll_cq(cq, max - n, wc + n)) > 0)
+		n += k;
+	return n;
 }
 
 unsigned

@@ -55,6 +55,14 @@ struct droce_peer_frame {
  */
 int droce_peer_open(struct droce_peer *p, uint16_t mtu);
 
+/**
+ * What most tests need on the device: a PD, a CQ of 256 entries and
+ * @p len bytes (page-aligned) registered with @p access; NULLs when
+ * something failed.
+ */
+void droce_peer_verbs(struct droce_peer *p, size_t len, int access, struct ibv_pd **pd,
+		      struct ibv_cq **cq, uint8_t **buf, struct ibv_mr **mr);
+
 /** Close the context and detach the device. */
 void droce_peer_close(struct droce_peer *p);
 
@@ -72,6 +80,12 @@ void droce_peer_run(struct droce_peer *p);
  * frame is parsed into @p pkt when it is RoCEv2 (pkt->op is NULL when not).
  */
 struct rte_mbuf *droce_peer_recv(struct droce_peer *p, struct droce_pkt *pkt);
+
+/**
+ * Run the engine until it is idle, then take every completion on @p cq
+ * into @p wc (at most @p max). @return how many.
+ */
+int droce_peer_poll_cq(struct droce_peer *p, struct ibv_cq *cq, struct ibv_wc *wc, int max);
 
 /** Drop every frame the device sent. @return how many. */
 unsigned droce_peer_drain(struct droce_peer *p);

@@ -47,12 +47,9 @@ setup(void)
 	if (pd != NULL)
 		return;
 	ck_assert_int_eq(droce_peer_open(&peer, 4096), 0);
-	pd = ibv_alloc_pd(peer.ctx);
-	cq = ibv_create_cq(peer.ctx, 256, NULL, NULL, 0);
-	buf = aligned_alloc(4096, BUF);
-	ck_assert_ptr_nonnull(buf);
-	mr = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			IBV_ACCESS_REMOTE_READ);
+	droce_peer_verbs(&peer, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			 IBV_ACCESS_REMOTE_READ, &pd, &cq, &buf, &mr);
+	ck_assert_ptr_nonnull(cq);
 	ck_assert_ptr_nonnull(mr);
 	droce_test_fill(buf, BUF, 1);
 }
@@ -151,17 +148,7 @@ release_frames(void)
 	droce_peer_drain(&peer);
 }
 
-static int
-poll_all(struct ibv_wc *wc, int max)
-{
-	int n = 0, k;
-
-	droce_peer_run(&peer);
-	while (n < max && (k = ibv_poll_cq(cq, max - n, wc + n)) > 0)
-		n += k;
-	return n;
-}
-
+/* Let go of the frames, destroy @p qp and take what it flushed. */
 static void
 destroy(struct ibv_qp *qp)
 {
@@ -169,8 +156,8 @@ destroy(struct ibv_qp *qp)
 
 	release_frames();
 	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
-	poll_all(wc, 16);
-	droce_peer_drain(&peer);
+	droce_peer_poll_cq(&peer, cq, wc, 16);
+	release_frames();
 }
 
 START_TEST(write_zero_copy_completes_after_release)
@@ -187,10 +174,10 @@ START_TEST(write_zero_copy_completes_after_release)
 	ck_assert_uint_eq(droce_peer_stat(&peer, "tx_zcopy_frames") - zc0, 8);
 	/* Acknowledged, but the frames still point into the buffer. */
 	send_ack(qp, PSN + 7);
-	ck_assert_int_eq(poll_all(wc, 2), 0);
-	ck_assert_int_eq(poll_all(wc, 2), 0);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 2), 0);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 2), 0);
 	release_frames();
-	ck_assert_int_eq(poll_all(wc, 2), 1);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 2), 1);
 	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
 	ck_assert_uint_eq(wc[0].wr_id, 7);
 	destroy(qp);
@@ -224,7 +211,7 @@ START_TEST(sge_list_spans_regions)
 	ck_assert_uint_eq(held[0]->nb_segs, 4);
 	send_ack(qp, PSN + 2);
 	release_frames();
-	ck_assert_int_eq(poll_all(wc, 2), 1);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 2), 1);
 	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
 	ck_assert_int_eq(ibv_dereg_mr(mr2), 0);
 	free(other);
@@ -249,9 +236,9 @@ START_TEST(retransmission_references_the_region_again)
 	/* The resend: the same PSNs, the same bytes. */
 	ck_assert_uint_eq(take_frames(buf + 4096, 4, NULL), 4);
 	send_ack(qp, PSN + 3);
-	ck_assert_int_eq(poll_all(wc, 2), 0);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 2), 0);
 	release_frames();
-	ck_assert_int_eq(poll_all(wc, 2), 1);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 2), 1);
 	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
 	destroy(qp);
 }
@@ -335,7 +322,7 @@ START_TEST(dereg_with_frames_in_flight)
 	ck_assert(__atomic_load_n(&rel.done, __ATOMIC_ACQUIRE));
 	pthread_join(t, NULL);
 	free(b);
-	ck_assert_int_eq(poll_all(wc, 2), 2);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 2), 2);
 	destroy(qp);
 }
 END_TEST
@@ -370,7 +357,7 @@ START_TEST(copies_are_counted)
 	ck_assert_uint_eq(droce_peer_stat(&peer, "tx_copy_small") - small0, 1);
 	ck_assert_uint_eq(droce_peer_stat(&peer, "tx_copy_sges") - sges0, 1);
 	send_ack(qp, PSN + 3);
-	ck_assert_int_eq(poll_all(wc, 4), 3);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 3);
 	destroy(qp);
 }
 END_TEST
@@ -380,8 +367,6 @@ main(void)
 {
 	Suite *s = suite_create("zerocopy");
 	TCase *tc = tcase_create("tx");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_unchecked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, 60);
@@ -392,10 +377,5 @@ main(void)
 	tcase_add_test(tc, dereg_with_frames_in_flight);
 	tcase_add_test(tc, copies_are_counted);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
