@@ -113,8 +113,9 @@ mr_dma_map(struct droce_dev *d, struct droce_mr *mr)
 	if (dev == NULL || mr->length == 0)
 		return;
 	mr_dma_span(mr, &start, &len);
-	if (rte_extmem_register(start, len, NULL, 0, (size_t)sysconf(_SC_PAGESIZE)) != 0 &&
-	    rte_errno != EEXIST) {
+	/* A region sharing a page with a mapped one fails here (EEXIST):
+	 * it is copied, rather than unmapped under the other one later. */
+	if (rte_extmem_register(start, len, NULL, 0, (size_t)sysconf(_SC_PAGESIZE)) != 0) {
 		DROCE_LOG(INFO, "region %p+%zu: rte_extmem_register: %s", start, len,
 			  rte_strerror(rte_errno));
 		return;
