@@ -48,8 +48,10 @@ struct droce_mr {
 	 *  TX); taken by the engine, dropped by whoever frees the mbuf. */
 	uint32_t zc_refs;
 	/** The region is registered with DPDK and mapped for DMA by the
-	 *  device's port (rte_extmem_register(), rte_dev_dma_map()). */
+	 *  device's port (rte_extmem_register(), rte_dev_dma_map()), or lies
+	 *  in DPDK's own memory, mapped already. */
 	bool dma_mapped;
+	bool dma_mine;               /**< mapped by droce: unmapped at deregistration */
 };
 
 /** droce_mr.mw_refs: the region is being deregistered. */

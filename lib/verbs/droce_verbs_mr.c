@@ -112,6 +112,13 @@ mr_dma_map(struct droce_dev *d, struct droce_mr *mr)
 
 	if (dev == NULL || mr->length == 0)
 		return;
+	/* DPDK's own memory (rte_malloc(), mempools: what DPDK applications
+	 * register) is mapped for every device already, at IOVA = VA. */
+	if (rte_mem_virt2memseg_list(mr->base) != NULL &&
+	    rte_mem_virt2memseg_list(mr->base + mr->length - 1) != NULL) {
+		mr->dma_mapped = true;
+		return;
+	}
 	mr_dma_span(mr, &start, &len);
 	/* A region sharing a page with a mapped one fails here (EEXIST):
 	 * it is copied, rather than unmapped under the other one later. */
@@ -126,7 +133,7 @@ mr_dma_map(struct droce_dev *d, struct droce_mr *mr)
 		rte_extmem_unregister(start, len);
 		return;
 	}
-	mr->dma_mapped = true;
+	mr->dma_mapped = mr->dma_mine = true;
 }
 
 static void
@@ -136,12 +143,12 @@ mr_dma_unmap(struct droce_dev *d, struct droce_mr *mr)
 	uint8_t *start;
 	size_t len;
 
-	if (!mr->dma_mapped || dev == NULL)
+	if (!mr->dma_mine || dev == NULL)
 		return;
 	mr_dma_span(mr, &start, &len);
 	rte_dev_dma_unmap(dev, start, (uint64_t)(uintptr_t)start, len);
 	rte_extmem_unregister(start, len);
-	mr->dma_mapped = false;
+	mr->dma_mapped = mr->dma_mine = false;
 }
 
 struct ibv_mr *
