@@ -206,6 +206,43 @@ ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int
 	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned)access);
 }
 
+bool
+droce_dev_wait_refs(struct droce_dev *d, const uint32_t *refs, unsigned ms)
+{
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() * ms / 1000;
+
+	/* The frames leave with the engine's next TX bursts (or the fault
+	 * stage's delays): run it when nobody else does. */
+	while (__atomic_load_n(refs, __ATOMIC_ACQUIRE) != 0) {
+		if (rte_get_timer_cycles() >= end)
+			return false;
+		if (!droce_engine_wants_help(d->engine) || droce_engine_poll(d->engine) <= 0)
+			sched_yield();
+	}
+	return true;
+}
+
+/*
+ * Hide @p mr and wait until no frame points into it (zero-copy TX): it
+ * stays hidden (lookups miss it, its key reserved) and @return true; or,
+ * when some stay longer than DROCE_MR_DEREG_WAIT_MS, it is shown again as
+ * it was and @return false.
+ */
+static bool
+mr_drain(struct droce_dev *d, struct droce_mr *mr)
+{
+	droce_mr_hide(d->mrt, mr);
+	/* An engine iteration may still hold the region it looked up (and
+	 * be taking references on it). */
+	droce_dev_sync(d);
+	if (droce_dev_wait_refs(d, &mr->zc_refs, DROCE_MR_DEREG_WAIT_MS))
+		return true;
+	DROCE_LOG(NOTICE, "region 0x%x: %u frames in flight still point into it", mr->ibv.lkey,
+		  __atomic_load_n(&mr->zc_refs, __ATOMIC_RELAXED));
+	droce_mr_show(d->mrt, mr);
+	return false;
+}
+
 /*
  * Re-registration, with rdma-core's checks and return codes: a request
  * rdma-core refuses before it reaches the provider is IBV_REREG_MR_ERR_INPUT,
@@ -244,8 +281,18 @@ ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, si
 		nv.access = access;
 	if (flags & IBV_REREG_MR_CHANGE_PD)
 		nv.pd_handle = ibpd->handle;
+	/* Frames in flight may point into the old memory, which the
+	 * application may free once this returns: wait for them, as
+	 * ibv_dereg_mr() does. */
+	if ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && !mr_drain(d, mr)) {
+		errno = EBUSY;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION)
+		mr_dma_unmap(d, mr);
 	droce_mr_update(d->mrt, mr, &nv, d->rcu);
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		mr_dma_map(d, mr);
 		ibmr->addr = addr;
 		ibmr->length = length;
 	}
@@ -257,22 +304,6 @@ ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, si
 	return 0;
 }
 
-bool
-droce_dev_wait_refs(struct droce_dev *d, const uint32_t *refs, unsigned ms)
-{
-	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() * ms / 1000;
-
-	/* The frames leave with the engine's next TX bursts (or the fault
-	 * stage's delays): run it when nobody else does. */
-	while (__atomic_load_n(refs, __ATOMIC_ACQUIRE) != 0) {
-		if (rte_get_timer_cycles() >= end)
-			return false;
-		if (!droce_engine_wants_help(d->engine) || droce_engine_poll(d->engine) <= 0)
-			sched_yield();
-	}
-	return true;
-}
-
 int
 ibv_dereg_mr(struct ibv_mr *ibmr)
 {
@@ -281,16 +312,7 @@ ibv_dereg_mr(struct ibv_mr *ibmr)
 
 	if (!droce_mr_close_windows(mr))
 		return EBUSY;
-	/* No new frame can point into it, and its key stays its own until
-	 * the frames that do are gone. */
-	droce_mr_hide(d->mrt, mr);
-	/* An engine iteration may still hold the region it looked up (and
-	 * be taking references on it). */
-	droce_dev_sync(d);
-	if (!droce_dev_wait_refs(d, &mr->zc_refs, DROCE_MR_DEREG_WAIT_MS)) {
-		DROCE_LOG(NOTICE, "ibv_dereg_mr: %u frames in flight still point into the region",
-			  __atomic_load_n(&mr->zc_refs, __ATOMIC_RELAXED));
-		droce_mr_show(d->mrt, mr);
+	if (!mr_drain(d, mr)) {
 		/* Windows may bind to it again: it stays registered. */
 		__atomic_store_n(&mr->mw_refs, 0, __ATOMIC_RELEASE);
 		return EBUSY;

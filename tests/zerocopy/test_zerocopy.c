@@ -11,9 +11,11 @@
  *    answered again reference the region anew, while the first frames are
  *    still held: they carry the region's bytes.
  *  - ibv_dereg_mr() of a region with frames in flight waits for them, and
- *    fails with EBUSY (the region intact) when they stay too long.
+ *    fails with EBUSY (the region intact) when they stay too long;
+ *    ibv_rereg_mr() moving the region likewise.
  *  - Copies are counted with their reason.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,6 +329,38 @@ START_TEST(dereg_with_frames_in_flight)
 }
 END_TEST
 
+/* Moving a region elsewhere waits for its frames in flight like deregistering it. */
+START_TEST(rereg_with_frames_in_flight)
+{
+	struct ibv_qp *qp = make_qp(1, 0);
+	uint8_t *b = aligned_alloc(4096, 2 * MTU), *b2 = aligned_alloc(4096, 2 * MTU);
+	struct ibv_mr *m2;
+	struct ibv_sge sge;
+	struct ibv_wc wc[2];
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(b2);
+	droce_test_fill(b, 2 * MTU, 4);
+	m2 = ibv_reg_mr(pd, b, 2 * MTU, IBV_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(m2);
+	sge = (struct ibv_sge){ (uintptr_t)b, 2 * MTU, m2->lkey };
+	post_write(qp, &sge, 1, 0x1000);
+	ck_assert_uint_eq(take_frames(b, 2, NULL), 2);
+	send_ack(qp, PSN + 1);
+	ck_assert_int_eq(ibv_rereg_mr(m2, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b2, 2 * MTU, 0),
+			 IBV_REREG_MR_ERR_CMD);
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_ptr_eq(m2->addr, b);
+	release_frames();
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 2), 1);
+	ck_assert_int_eq(ibv_rereg_mr(m2, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b2, 2 * MTU, 0), 0);
+	ck_assert_int_eq(ibv_dereg_mr(m2), 0);
+	free(b);
+	free(b2);
+	destroy(qp);
+}
+END_TEST
+
 /* Copies, with their reasons: zero copy off, a short payload, too many SGEs. */
 START_TEST(copies_are_counted)
 {
@@ -375,6 +409,7 @@ main(void)
 	tcase_add_test(tc, retransmission_references_the_region_again);
 	tcase_add_test(tc, read_response_and_duplicate);
 	tcase_add_test(tc, dereg_with_frames_in_flight);
+	tcase_add_test(tc, rereg_with_frames_in_flight);
 	tcase_add_test(tc, copies_are_counted);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
