@@ -78,8 +78,11 @@ droce_zc_init(void)
 		else
 			DROCE_LOG(WARNING, "DROCE_ZCOPY=%s: neither off nor a byte count", env);
 	}
-	zc_pool = rte_mempool_create("droce_zc_refs", ZC_REFS, sizeof(struct zc_ref),
-				     ZC_REFS_CACHE, 0, NULL, NULL, NULL, NULL, SOCKET_ID_ANY, 0);
+	/* Engines look at it without the lock, on frames whose SGEs may name
+	 * no region yet. */
+	__atomic_store_n(&zc_pool, rte_mempool_create("droce_zc_refs", ZC_REFS,
+			 sizeof(struct zc_ref), ZC_REFS_CACHE, 0, NULL, NULL, NULL, NULL,
+			 SOCKET_ID_ANY, 0), __ATOMIC_RELEASE);
 	if (zc_pool == NULL) {
 		rc = -rte_errno;
 		DROCE_LOG(WARNING, "zero-copy TX off: no pool of references (%s)",
@@ -93,8 +96,9 @@ out:
 void
 droce_zc_configure(bool enable, uint32_t min_len)
 {
-	zc_enabled = enable;
-	zc_min = min_len;
+	/* Read by the engines as they build frames: each on its own. */
+	__atomic_store_n(&zc_enabled, enable, __ATOMIC_RELAXED);
+	__atomic_store_n(&zc_min, min_len, __ATOMIC_RELAXED);
 }
 
 /* PMDs that read a frame with the CPU (or hand the mbuf to another
@@ -243,10 +247,11 @@ droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 
 	if (len == 0)
 		return 0;
-	if (!zc_enabled || zc_pool == NULL ||
+	if (!__atomic_load_n(&zc_enabled, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&zc_pool, __ATOMIC_ACQUIRE) == NULL ||
 	    (mode = droce_zc_port_mode(droce_port_ethdev(tx->port))) == DROCE_ZC_OFF) {
 		tx->zcs->tx_copy_port++;
-	} else if (len < zc_min) {
+	} else if (len < __atomic_load_n(&zc_min, __ATOMIC_RELAXED)) {
 		tx->zcs->tx_copy_small++;
 	} else {
 		z.n = 0;
@@ -267,7 +272,7 @@ droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 		}
 	}
 	return droce_sge_read(tx->mrt, pd_handle, sge, num_sge, offset,
-				     droce_tx_hdr(m, DROCE_HDR_PAYLOAD), len, access);
+			      droce_tx_hdr(m, DROCE_HDR_PAYLOAD), len, access);
 }
 
 int
