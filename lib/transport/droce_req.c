@@ -435,6 +435,11 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 		if (w->state == DROCE_WQE_SENT)
 			qp->req.next++;
 	}
+	/* Everything is sent, and the oldest WQE waits for its frames. */
+	if (qp->sq.cons != qp->req.next &&
+	    qp->req.next == __atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE) &&
+	    !droce_wqe_released(droce_wq_at(&qp->sq, qp->sq.cons)))
+		droce_zc_reclaim(tx);
 	if (!reliable) {
 		req_complete_unacked(qp);
 		return qp->req.next != __atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE) ||

@@ -245,6 +245,13 @@ int droce_tx_payload_rkey(struct droce_tx *tx, struct rte_mbuf *m, const struct 
 			  uint32_t rkey, uint32_t pd_handle, uint64_t va, uint32_t len);
 
 /**
+ * A send WQE waits for the driver to release its frames while nothing
+ * else goes out: ask a NIC's PMD to free what it has sent
+ * (rte_eth_tx_done_cleanup()); nothing to do on CPU-copying PMDs.
+ */
+void droce_zc_reclaim(struct droce_tx *tx);
+
+/**
  * Has the driver released every frame that points into send WQE @p w's
  * buffers? Its completion waits for that.
  */

@@ -56,6 +56,8 @@ static bool zc_enabled = true;
 static uint32_t zc_min = DROCE_ZC_MIN_DEFAULT;
 /* Per ethdev: 0 not looked at yet, else enum droce_zc_mode + 1. */
 static uint8_t zc_port_mode[RTE_MAX_ETHPORTS];
+/* Per ethdev: its PMD has no rte_eth_tx_done_cleanup(). */
+static bool zc_no_cleanup[RTE_MAX_ETHPORTS];
 
 int
 droce_zc_init(void)
@@ -137,6 +139,21 @@ droce_zc_port_mode(uint16_t port_id)
 		__atomic_store_n(&zc_port_mode[port_id], m, __ATOMIC_RELAXED);
 	}
 	return (enum droce_zc_mode)(m - 1);
+}
+
+void
+droce_zc_reclaim(struct droce_tx *tx)
+{
+	uint16_t port_id = droce_port_ethdev(tx->port);
+
+	/* CPU-copying PMDs free a frame inside rte_eth_tx_burst(); a NIC's
+	 * PMD frees sent ones only when it needs descriptors, which may be
+	 * never once the traffic stops. The engine's TX queue is 0 (the
+	 * only one droce_port_tx() uses), and only the engine calls this. */
+	if (droce_zc_port_mode(port_id) != DROCE_ZC_DMA || zc_no_cleanup[port_id])
+		return;
+	if (rte_eth_tx_done_cleanup(port_id, 0, 0) == -ENOTSUP)
+		zc_no_cleanup[port_id] = true;
 }
 
 /* The driver (or whoever) freed the frame's last external segment. */
