@@ -333,7 +333,7 @@ END_TEST
 START_TEST(rereg_with_frames_in_flight)
 {
 	struct ibv_qp *qp = make_qp(1, 0);
-	uint8_t *b = aligned_alloc(4096, 2 * MTU), *b2 = aligned_alloc(4096, 2 * MTU);
+	uint8_t *b = aligned_alloc(4096, 4096), *b2 = aligned_alloc(4096, 4096);
 	struct ibv_mr *m2;
 	struct ibv_sge sge;
 	struct ibv_wc wc[2];
