@@ -139,10 +139,12 @@ sge_copy_run(void *arg, struct droce_mr *mr __rte_unused, uint8_t *addr, uint64_
 {
 	const struct sge_copy *c = arg;
 
+	/* Either side may be a region a looped-back zero-copy frame points
+	 * into, overlapping the other. */
 	if (c->to_sge)
-		memcpy(addr, c->buf + pos, n);
+		memmove(addr, c->buf + pos, n);
 	else
-		memcpy(c->buf + pos, addr, n);
+		memmove(c->buf + pos, addr, n);
 	return 0;
 }
 
