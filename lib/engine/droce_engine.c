@@ -506,6 +506,7 @@ droce_engine_create(struct droce_port *port, struct droce_num_table *qpt,
 	e->tx.ccs = &e->stats.cc;
 	droce_cc_init(&e->tx.cc, droce_port_cc_conf(port), droce_port_link_mbps(port),
 		      rte_get_tsc_hz());
+	e->tx.zcs = &e->stats.zc;
 	e->burst = droce_port_cycles(port);
 	e->long_base = rte_get_tsc_hz() / 1000000 * LONG_BASE_US;
 	e->long_frame = rte_get_tsc_hz() / 1000000 * LONG_FRAME_US;

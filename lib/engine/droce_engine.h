@@ -40,6 +40,7 @@ struct droce_engine_stats {
 	uint64_t tx_no_mbuf;         /**< frames not built for want of an mbuf (built later) */
 	struct droce_rx_stats rx;    /**< received packets dropped or refused, by cause */
 	struct droce_cc_stats cc;    /**< ECN, CNPs and DCQCN */
+	struct droce_zc_stats zc;    /**< payloads sent from the region or copied, and why */
 	/* What the engine costs, per unit of work: TSC cycles of the
 	 * iterations that moved frames (in or out), and of those the cycles
 	 * the port's burst calls took; busy minus both is droce's own. */

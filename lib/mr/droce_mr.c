@@ -42,15 +42,41 @@ droce_mr_publish(struct droce_mr_table *t, struct droce_mr *mr)
 	return rc;
 }
 
+/* What a hidden region's slot holds: no key matches its lkey of 0 (slot 0
+ * is never used), so lookups miss, and registration skips the slot. */
+static struct droce_mr mr_hidden;
+
 void
 droce_mr_unpublish(struct droce_mr_table *t, struct droce_mr *mr)
 {
 	pthread_mutex_lock(&t->lock);
-	if (t->slot[mr->ibv.handle] == mr) {
+	if (t->slot[mr->ibv.handle] == mr || t->slot[mr->ibv.handle] == &mr_hidden) {
 		__atomic_store_n(&t->slot[mr->ibv.handle], NULL, __ATOMIC_RELEASE);
 		t->count--;
 	}
 	pthread_mutex_unlock(&t->lock);
+}
+
+static void
+mr_slot_swap(struct droce_mr_table *t, struct droce_mr *mr, struct droce_mr *from,
+	     struct droce_mr *to)
+{
+	pthread_mutex_lock(&t->lock);
+	if (t->slot[mr->ibv.handle] == from)
+		__atomic_store_n(&t->slot[mr->ibv.handle], to, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void
+droce_mr_hide(struct droce_mr_table *t, struct droce_mr *mr)
+{
+	mr_slot_swap(t, mr, mr, &mr_hidden);
+}
+
+void
+droce_mr_show(struct droce_mr_table *t, struct droce_mr *mr)
+{
+	mr_slot_swap(t, mr, &mr_hidden, mr);
 }
 
 void
@@ -72,33 +98,75 @@ droce_mr_update(struct droce_mr_table *t, struct droce_mr *mr, const struct droc
 }
 
 int
-droce_sge_copy(const struct droce_mr_table *t, uint32_t pd_handle,
-	       const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,
-	       void *buf, uint64_t len, bool to_sge)
+droce_sge_walk(const struct droce_mr_table *t, uint32_t pd_handle,
+	       const struct ibv_sge *sge, unsigned num_sge, uint64_t offset, uint64_t len,
+	       int access, droce_sge_run_fn fn, void *arg)
 {
-	uint8_t *p = buf;
-	int access = to_sge ? IBV_ACCESS_LOCAL_WRITE : 0;
+	uint64_t pos = 0;
 
-	for (unsigned i = 0; i < num_sge && len > 0; i++) {
+	for (unsigned i = 0; i < num_sge && pos < len; i++) {
+		struct droce_mr *mr;
 		uint64_t n;
 		uint8_t *addr;
+		int rc;
 
 		if (offset >= sge[i].length) {
 			offset -= sge[i].length;
 			continue;
 		}
-		n = RTE_MIN(len, sge[i].length - offset);
-		addr = droce_mr_addr(droce_mr_lookup(t, sge[i].lkey), pd_handle,
-				     sge[i].addr + offset, n, access);
+		n = RTE_MIN(len - pos, sge[i].length - offset);
+		mr = droce_mr_lookup(t, sge[i].lkey);
+		addr = droce_mr_addr(mr, pd_handle, sge[i].addr + offset, n, access);
 		if (addr == NULL)
 			return -EFAULT;
-		if (to_sge)
-			memcpy(addr, p, n);
-		else
-			memcpy(p, addr, n);
-		p += n;
-		len -= n;
+		rc = fn(arg, mr, addr, pos, n);
+		if (rc != 0)
+			return rc;
+		pos += n;
 		offset = 0;
 	}
-	return len == 0 ? 0 : -EFAULT;
+	return pos == len ? 0 : -EFAULT;
+}
+
+struct sge_copy {
+	uint8_t *buf;
+	bool to_sge;
+};
+
+static int
+sge_copy_run(void *arg, struct droce_mr *mr __rte_unused, uint8_t *addr, uint64_t pos,
+	     uint64_t n)
+{
+	const struct sge_copy *c = arg;
+
+	/* Either side may be a region a looped-back zero-copy frame points
+	 * into, overlapping the other. */
+	if (c->to_sge)
+		memmove(addr, c->buf + pos, n);
+	else
+		memmove(c->buf + pos, addr, n);
+	return 0;
+}
+
+int
+droce_sge_copy(const struct droce_mr_table *t, uint32_t pd_handle,
+	       const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,
+	       void *buf, uint64_t len, bool to_sge)
+{
+	struct sge_copy c = { .buf = buf, .to_sge = to_sge };
+
+	if (!to_sge)
+		return droce_sge_read(t, pd_handle, sge, num_sge, offset, buf, len, 0);
+	return droce_sge_walk(t, pd_handle, sge, num_sge, offset, len, IBV_ACCESS_LOCAL_WRITE,
+			      sge_copy_run, &c);
+}
+
+int
+droce_sge_read(const struct droce_mr_table *t, uint32_t pd_handle,
+	       const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,
+	       void *buf, uint64_t len, int access)
+{
+	struct sge_copy c = { .buf = buf, .to_sge = false };
+
+	return droce_sge_walk(t, pd_handle, sge, num_sge, offset, len, access, sge_copy_run, &c);
 }

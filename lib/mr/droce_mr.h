@@ -10,6 +10,11 @@
  *
  * Lookups run in the engine under the device's RCU (QSBR): a region is
  * unpublished first and freed only after a grace period.
+ *
+ * Zero-copy transmission lets frames in a TX queue point into a region
+ * (external-buffer mbufs): each such frame holds a reference on the
+ * region (@ref droce_mr.zc_refs), dropped when the driver frees the mbuf.
+ * A region is freed only once none is left (docs/reliability.md).
  */
 #ifndef DROCE_MR_H
 #define DROCE_MR_H
@@ -39,6 +44,14 @@ struct droce_mr {
 	/** Windows bound to it, and DROCE_MR_DYING once ibv_dereg_mr() took it
 	 *  (no window binds to it after that); droce_mw.h. */
 	uint32_t mw_refs;
+	/** Frame segments in TX queues that point into the region (zero-copy
+	 *  TX); taken by the engine, dropped by whoever frees the mbuf. */
+	uint32_t zc_refs;
+	/** The region is registered with DPDK and mapped for DMA by the
+	 *  device's port (rte_extmem_register(), rte_dev_dma_map()), or lies
+	 *  in DPDK's own memory, mapped already. */
+	bool dma_mapped;
+	bool dma_mine;               /**< mapped by droce: unmapped at deregistration */
 };
 
 /** droce_mr.mw_refs: the region is being deregistered. */
@@ -64,6 +77,17 @@ int droce_mr_publish(struct droce_mr_table *t, struct droce_mr *mr);
 
 /** Remove @p mr from the table; lookups that start after this miss it. */
 void droce_mr_unpublish(struct droce_mr_table *t, struct droce_mr *mr);
+
+/**
+ * Hide the published @p mr: lookups that start after this miss it, but its
+ * slot (and so its key) stays reserved until droce_mr_unpublish() or
+ * droce_mr_show(). Deregistration hides a region while it waits for the
+ * frames that still point into it.
+ */
+void droce_mr_hide(struct droce_mr_table *t, struct droce_mr *mr);
+
+/** Undo droce_mr_hide(): lookups find @p mr again, with the same key. */
+void droce_mr_show(struct droce_mr_table *t, struct droce_mr *mr);
 
 /**
  * Give the published @p mr the range, rights and PD of @p nv, keeping its
@@ -103,6 +127,24 @@ droce_mr_addr(const struct droce_mr *mr, uint32_t pd_handle, uint64_t va,
 }
 
 /**
+ * What droce_sge_walk() hands over: @p n bytes at @p addr of region @p mr,
+ * the run at byte @p pos of the walk. @return 0 to go on, else stop with it.
+ */
+typedef int (*droce_sge_run_fn)(void *arg, struct droce_mr *mr, uint8_t *addr, uint64_t pos,
+				uint64_t n);
+
+/**
+ * Walk @p len bytes of a list of SGEs that start @p offset bytes into the
+ * list, one run per SGE touched. Each SGE's lkey is checked against @p t,
+ * @p pd_handle and @p access before its run is handed to @p fn.
+ * @return 0, what @p fn returned when not 0, or -EFAULT when a key, bound
+ * or permission check fails or the list is shorter than offset + len.
+ */
+int droce_sge_walk(const struct droce_mr_table *t, uint32_t pd_handle,
+		   const struct ibv_sge *sge, unsigned num_sge, uint64_t offset, uint64_t len,
+		   int access, droce_sge_run_fn fn, void *arg);
+
+/**
  * Copy between a flat buffer and a list of SGEs that start @p offset
  * bytes into the list. Each SGE's lkey is checked against @p t, @p pd_handle
  * and @p access (IBV_ACCESS_LOCAL_WRITE for data written into the list).
@@ -113,6 +155,16 @@ droce_mr_addr(const struct droce_mr *mr, uint32_t pd_handle, uint64_t va,
 int droce_sge_copy(const struct droce_mr_table *t, uint32_t pd_handle,
 		   const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,
 		   void *buf, uint64_t len, bool to_sge);
+
+/**
+ * Copy @p len bytes of a list of SGEs, from @p offset bytes into it, to
+ * @p buf, each SGE checked for @p access (0: local read, implicit in every
+ * region; IBV_ACCESS_REMOTE_READ for a READ response).
+ * @return 0 or -EFAULT, as droce_sge_copy().
+ */
+int droce_sge_read(const struct droce_mr_table *t, uint32_t pd_handle,
+		   const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,
+		   void *buf, uint64_t len, int access);
 
 #ifdef __cplusplus
 }

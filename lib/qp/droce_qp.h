@@ -77,6 +77,10 @@ struct droce_send_wqe {
 	uint32_t first_psn;          /**< PSN of the first packet (valid once SENDING) */
 	uint32_t last_psn;           /**< PSN of the last packet (READ: last response) */
 	uint32_t sent;               /**< bytes put on the wire so far (READ: bytes received) */
+	/** Frames in TX queues whose payload points into this slot's buffers
+	 *  (zero-copy TX): the WQE completes once none is left. Kept across
+	 *  reuse of the slot, as posters never write it. */
+	uint32_t zc_refs;
 	/** The SGE list, or the payload itself when is_inline. */
 	uint8_t data[] __rte_aligned(8);
 };
@@ -281,6 +285,9 @@ struct droce_qp {
 	 *  kick it (droce_engine_doorbell()). Written by the engine. */
 	uint32_t idle;
 	uint32_t engine_refs;        /**< kicks queued + active-list membership */
+	/** Frames in TX queues that point into its send WQEs' buffers (the
+	 *  sum of their zc_refs): the QP is freed once none is left. */
+	uint32_t zc_refs;
 	bool destroying;
 
 	/** QP counters. */

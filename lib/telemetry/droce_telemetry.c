@@ -34,10 +34,11 @@ struct stat_name {
 
 #define ENGINE_STAT(f) { #f, offsetof(struct droce_engine_stats, f) },
 #define ENGINE_RX_STAT(f) { #f, offsetof(struct droce_engine_stats, rx.f) },
+#define ENGINE_ZC_STAT(f) { #f, offsetof(struct droce_engine_stats, zc.f) },
 #define ENGINE_CC_STAT(f) { #f, offsetof(struct droce_engine_stats, cc.f) },
 static const struct stat_name engine_stats[] = {
 	ENGINE_STAT(iterations) ENGINE_STAT(tx_stall_drops) ENGINE_STAT(tx_no_mbuf)
-	DROCE_RX_STATS(ENGINE_RX_STAT)
+	DROCE_RX_STATS(ENGINE_RX_STAT) DROCE_ZC_STATS(ENGINE_ZC_STAT)
 	DROCE_CC_STATS(ENGINE_CC_STAT)
 	ENGINE_STAT(busy_cycles) ENGINE_STAT(rx_burst_cycles) ENGINE_STAT(tx_burst_cycles)
 	ENGINE_STAT(long_iterations) ENGINE_STAT(rx_msgs) ENGINE_STAT(rx_payload_bytes)

@@ -92,8 +92,10 @@ comp_ack_upto(struct droce_qp *qp, uint32_t psn)
 			qp->req.need_retry = true;
 			break;
 		}
-		if (droce_cq_space(qp->scq) == 0)
-			break; /* retried from droce_req_run() once the CQ drains */
+		/* Retried from droce_req_run() once the CQ drains, and once no
+		 * frame in a TX queue points into the WQE's buffers. */
+		if (droce_cq_space(qp->scq) == 0 || !droce_wqe_released(w))
+			break;
 		droce_sq_retire(qp, IBV_WC_SUCCESS);
 	}
 }

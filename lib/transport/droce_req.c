@@ -275,7 +275,6 @@ req_data(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 	bool ackreq = last || (pidx % REQ_ACKREQ_EVERY) == REQ_ACKREQ_EVERY - 1;
 	bool se = last && (w->send_flags & IBV_SEND_SOLICITED);
 	struct rte_mbuf *m;
-	uint8_t *payload;
 
 	m = droce_tx_start(tx, qp, &qp->av, opcode, seg, qp->attr.dest_qp_num, qp->req.psn,
 			   ackreq && qp->type != IBV_QPT_UC, se);
@@ -294,11 +293,10 @@ req_data(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 	if (last && droce_opcode_table[opcode].off[DROCE_HDR_IETH])
 		((struct droce_ieth *)droce_tx_hdr(m, DROCE_HDR_IETH))->rkey =
 			rte_cpu_to_be_32(w->invalidate_rkey);
-	payload = droce_tx_hdr(m, DROCE_HDR_PAYLOAD);
 	if (w->is_inline) {
-		memcpy(payload, w->data + w->sent, seg);
-	} else if (droce_sge_copy(tx->mrt, qp->pd_handle, droce_wqe_sge(w), w->num_sge,
-				  w->sent, payload, seg, false) != 0) {
+		memcpy(droce_tx_hdr(m, DROCE_HDR_PAYLOAD), w->data + w->sent, seg);
+	} else if (droce_tx_payload(tx, m, qp->pd_handle, droce_wqe_sge(w), w->num_sge,
+				    w->sent, seg, 0, qp, w) != 0) {
 		rte_pktmbuf_free(m);
 		req_local_error(qp, w, IBV_WC_LOC_PROT_ERR);
 		return false;
@@ -346,8 +344,8 @@ req_ud(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 		((struct droce_immdt *)droce_tx_hdr(m, DROCE_HDR_IMMDT))->imm = w->imm;
 	if (w->is_inline) {
 		memcpy(droce_tx_hdr(m, DROCE_HDR_PAYLOAD), w->data, w->length);
-	} else if (droce_sge_copy(tx->mrt, qp->pd_handle, droce_wqe_sge(w), w->num_sge, 0,
-				  droce_tx_hdr(m, DROCE_HDR_PAYLOAD), w->length, false) != 0) {
+	} else if (droce_tx_payload(tx, m, qp->pd_handle, droce_wqe_sge(w), w->num_sge, 0,
+				    w->length, 0, qp, w) != 0) {
 		rte_pktmbuf_free(m);
 		req_local_error(qp, w, IBV_WC_LOC_PROT_ERR);
 		return false;
@@ -372,11 +370,13 @@ req_frame_bytes(const struct droce_qp *qp, const struct droce_send_wqe *w, bool 
 		       RTE_MIN(qp->mtu, w->length - w->sent));
 }
 
-/* UC and UD: nothing comes back, a WQE is complete once it is on the wire. */
+/* UC and UD: nothing comes back, a WQE is complete once it is on the wire
+ * and the driver has let go of its buffers. */
 static void
 req_complete_unacked(struct droce_qp *qp)
 {
-	while (qp->sq.cons != qp->req.next && droce_cq_space(qp->scq) > 0)
+	while (qp->sq.cons != qp->req.next && droce_cq_space(qp->scq) > 0 &&
+	       droce_wqe_released(droce_wq_at(&qp->sq, qp->sq.cons)))
 		droce_sq_retire(qp, IBV_WC_SUCCESS);
 }
 
@@ -435,6 +435,11 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 		if (w->state == DROCE_WQE_SENT)
 			qp->req.next++;
 	}
+	/* Everything is sent, and the oldest WQE waits for its frames. */
+	if (qp->sq.cons != qp->req.next &&
+	    qp->req.next == __atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE) &&
+	    !droce_wqe_released(droce_wq_at(&qp->sq, qp->sq.cons)))
+		droce_zc_reclaim(tx);
 	if (!reliable) {
 		req_complete_unacked(qp);
 		return qp->req.next != __atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE) ||

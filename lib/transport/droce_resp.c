@@ -640,19 +640,16 @@ resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_r
 	if (droce_opcode_table[opcode].off[DROCE_HDR_AETH])
 		droce_aeth_set((void *)droce_tx_hdr(m, DROCE_HDR_AETH), syn, res->msn);
 	if (seg > 0) {
-		/* Looked up again per packet: the region may be gone since the request. */
-		const uint8_t *src = droce_rkey_addr(tx->mrt, qp->qpn, res->rkey,
-						     res->pd_handle, res->va, seg,
-						     IBV_ACCESS_REMOTE_READ);
-
-		if (src == NULL) {
+		/* Looked up again per packet: the region may be gone since the
+		 * request. A duplicate READ answered again references it anew. */
+		if (droce_tx_payload_rkey(tx, m, qp, res->rkey, res->pd_handle, res->va,
+					  seg) != 0) {
 			rte_pktmbuf_free(m);
 			res->pending = false;
 			tx->rxs->rx_bad_access++;
 			resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, res->cur_psn, "region gone while answering a READ");
 			return true;
 		}
-		memcpy(droce_tx_hdr(m, DROCE_HDR_PAYLOAD), src, seg);
 	}
 	droce_tx_finish(tx, m);
 	qp->stats.tx_pkts++;

@@ -91,6 +91,27 @@ struct droce_cc {
 	struct droce_dcqcn_params params;
 };
 
+/**
+ * How each transmitted payload went out: referenced in its memory region
+ * (zero copy) or copied, and why (docs/reliability.md). Inline data is
+ * copied by design and not counted.
+ */
+#define DROCE_ZC_STATS(X)						\
+	X(tx_zcopy_frames)   /* payload sent from the region, not copied */ \
+	X(tx_copy_port)      /* copied: the port cannot take it (af_xdp, no chains, off) */ \
+	X(tx_copy_small)     /* copied: shorter than the zero-copy threshold */ \
+	X(tx_copy_sges)      /* copied: in more SGEs than a frame chains */ \
+	X(tx_copy_unmapped)  /* copied: region not mapped for the port's DMA */ \
+	X(tx_copy_no_ref)    /* copied: no mbuf or reference object left */ \
+	X(tx_copy_window)    /* copied: a READ through a memory window */
+
+/** The counters of DROCE_ZC_STATS, written by one engine only. */
+struct droce_zc_stats {
+#define DROCE_ZC_STAT_FIELD(name) uint64_t name;
+	DROCE_ZC_STATS(DROCE_ZC_STAT_FIELD)
+#undef DROCE_ZC_STAT_FIELD
+};
+
 /** Most packets staged for one transmit burst. */
 #define DROCE_TX_BURST 64
 
@@ -107,6 +128,7 @@ struct droce_tx {
 	struct droce_rx_stats *rxs;  /**< the engine's drop and NAK counters */
 	struct droce_cc cc;          /**< congestion control */
 	struct droce_cc_stats *ccs;  /**< the engine's congestion counters */
+	struct droce_zc_stats *zcs;  /**< the engine's zero-copy counters */
 };
 
 /** Free places in the staging area. */
@@ -164,6 +186,79 @@ static inline bool
 droce_cc_may_send(struct droce_tx *tx, struct droce_qp *qp, uint32_t bytes)
 {
 	return likely(!qp->cc.limited) || droce_cc_pace(tx, qp, bytes);
+}
+
+/* ---- payload of transmitted packets, zero copy or not (droce_zcopy.c) ---- */
+
+/**
+ * Payloads shorter than this are copied: below it two more mbufs, a
+ * reference object and an extra ICRC step cost more than the copy
+ * (docs/benchmarks.md). DROCE_ZCOPY=<bytes> changes it.
+ */
+#define DROCE_ZC_MIN_DEFAULT 1024
+
+/** Most SGEs (so external segments) one zero-copy frame chains. */
+#define DROCE_ZC_SEGS_MAX 8
+
+/** What a port can send from memory regions. */
+enum droce_zc_mode {
+	DROCE_ZC_OFF,    /**< nothing: payloads are copied (af_xdp, no chains) */
+	DROCE_ZC_CPU,    /**< any address: the PMD copies with the CPU (memif, af_packet, tap, ring) */
+	DROCE_ZC_DMA,    /**< regions mapped for the device's DMA at registration */
+};
+
+/**
+ * Make zero-copy TX ready (its pool of references) and read DROCE_ZCOPY
+ * (`off`, or the threshold in bytes). Control path: called when a region
+ * is registered, before any frame can point into it. Without it payloads
+ * are copied. @return 0 or a negative errno.
+ */
+int droce_zc_init(void);
+
+/** Turn zero-copy TX on or off and set its threshold (tests, tools). */
+void droce_zc_configure(bool enable, uint32_t min_len);
+
+/** What ethdev @p port_id can send from memory regions (looked up once). */
+enum droce_zc_mode droce_zc_port_mode(uint16_t port_id);
+
+/**
+ * Fill the payload of @p m, built by droce_tx_start() with room for
+ * @p len bytes, from the list of SGEs @p sge starting @p offset bytes into
+ * it, each SGE checked against @p pd_handle and @p access. Zero copy when
+ * the port, the length and the regions allow: the frame then points into
+ * the regions and holds a reference on each, and on send WQE @p w and its
+ * QP @p qp when @p w is not NULL, until the mbufs are freed. Else a copy.
+ * Call droce_tx_finish() after it, as for any frame.
+ * @return 0, or -EFAULT when a key, bound or permission check fails.
+ */
+int droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
+		     const struct ibv_sge *sge, unsigned num_sge, uint64_t offset, uint32_t len,
+		     int access, struct droce_qp *qp, struct droce_send_wqe *w);
+
+/**
+ * droce_tx_payload() for a READ response: @p len bytes at @p va of the
+ * region or memory window remote key @p rkey names, for @p qp in PD
+ * @p pd_handle. Windows are copied (their binding may change under them).
+ * @return 0, or -EFAULT when the key refuses the range.
+ */
+int droce_tx_payload_rkey(struct droce_tx *tx, struct rte_mbuf *m, const struct droce_qp *qp,
+			  uint32_t rkey, uint32_t pd_handle, uint64_t va, uint32_t len);
+
+/**
+ * A send WQE waits for the driver to release its frames while nothing
+ * else goes out: ask a NIC's PMD to free what it has sent
+ * (rte_eth_tx_done_cleanup()); nothing to do on CPU-copying PMDs.
+ */
+void droce_zc_reclaim(struct droce_tx *tx);
+
+/**
+ * Has the driver released every frame that points into send WQE @p w's
+ * buffers? Its completion waits for that.
+ */
+static inline bool
+droce_wqe_released(const struct droce_send_wqe *w)
+{
+	return __atomic_load_n(&w->zc_refs, __ATOMIC_ACQUIRE) == 0;
 }
 
 /* ---- the validity check of received packets (droce_rx_check.c) ---- */

@@ -181,6 +181,13 @@ droce_dev_sync(struct droce_dev *d)
 	DROCE_TSAN_ACQUIRE(d->rcu);
 }
 
+/**
+ * Wait until the count @p refs of frames in flight (zero-copy TX) drops
+ * to 0, running @p d's engine when nobody else does, at most @p ms
+ * milliseconds. @return false when some are left.
+ */
+bool droce_dev_wait_refs(struct droce_dev *d, const uint32_t *refs, unsigned ms);
+
 /* Run the engine a CQ or QP belongs to once, from an application thread,
  * unless its own runner is busy-polling it anyway. */
 static inline void

@@ -439,6 +439,11 @@ qp_teardown(struct droce_qp *qp)
 	/* One more grace period: the iteration that dropped the last
 	 * reference may still be running. */
 	droce_dev_sync(d);
+	/* Frames in TX queues may still point into its WQEs' buffers and
+	 * count on the QP: they leave with the engine's TX bursts. */
+	while (!droce_dev_wait_refs(d, &qp->zc_refs, 1000))
+		DROCE_LOG(WARNING, "QP 0x%x: %u frames still in TX queues", qp->qpn,
+			  __atomic_load_n(&qp->zc_refs, __ATOMIC_RELAXED));
 	if (pos >= 0)
 		droce_num_table_release(&d->qpt, pos);
 	droce_qp_flush(qp);

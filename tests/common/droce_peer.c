@@ -90,6 +90,16 @@ droce_peer_open(struct droce_peer *p, uint16_t mtu)
 }
 
 void
+droce_peer_verbs(struct droce_peer *p, size_t len, int access, struct ibv_pd **pd,
+		 struct ibv_cq **cq, uint8_t **buf, struct ibv_mr **mr)
+{
+	*pd = ibv_alloc_pd(p->ctx);
+	*cq = ibv_create_cq(p->ctx, 256, NULL, NULL, 0);
+	*buf = aligned_alloc(4096, len);
+	*mr = *pd != NULL && *buf != NULL ? ibv_reg_mr(*pd, *buf, len, access) : NULL;
+}
+
+void
 droce_peer_close(struct droce_peer *p)
 {
 	droce_peer_run(p);
@@ -169,6 +179,17 @@ droce_peer_recv(struct droce_peer *p, struct droce_pkt *pkt)
 	return m;
 }
 
+int
+droce_peer_poll_cq(struct droce_peer *p, struct ibv_cq *cq, struct ibv_wc *wc, int max)
+{
+	int n = 0, k;
+
+	droce_peer_run(p);
+	while (n < max && (k = ibv_poll_cq(cq, max - n, wc + n)) > 0)
+		n += k;
+	return n;
+}
+
 unsigned
 droce_peer_drain(struct droce_peer *p)
 {
@@ -187,14 +208,17 @@ droce_peer_stat(const struct droce_peer *p, const char *name)
 {
 #define PEER_RX_STAT(f) if (strcmp(name, #f) == 0) return s.engine.rx.f;
 #define PEER_CC_STAT(f) if (strcmp(name, #f) == 0) return s.engine.cc.f;
+#define PEER_ZC_STAT(f) if (strcmp(name, #f) == 0) return s.engine.zc.f;
 	struct droce_dev_stats s;
 
 	if (droce_dev_stats(p->dev, &s) != 0)
 		abort();
 	DROCE_RX_STATS(PEER_RX_STAT)
 	DROCE_CC_STATS(PEER_CC_STAT)
+	DROCE_ZC_STATS(PEER_ZC_STAT)
 #undef PEER_RX_STAT
 #undef PEER_CC_STAT
+#undef PEER_ZC_STAT
 	fprintf(stderr, "droce_peer_stat: no counter %s\n", name);
 	abort();
 }

@@ -55,6 +55,14 @@ struct droce_peer_frame {
  */
 int droce_peer_open(struct droce_peer *p, uint16_t mtu);
 
+/**
+ * What most tests need on the device: a PD, a CQ of 256 entries and
+ * @p len bytes (page-aligned) registered with @p access; NULLs when
+ * something failed.
+ */
+void droce_peer_verbs(struct droce_peer *p, size_t len, int access, struct ibv_pd **pd,
+		      struct ibv_cq **cq, uint8_t **buf, struct ibv_mr **mr);
+
 /** Close the context and detach the device. */
 void droce_peer_close(struct droce_peer *p);
 
@@ -73,10 +81,17 @@ void droce_peer_run(struct droce_peer *p);
  */
 struct rte_mbuf *droce_peer_recv(struct droce_peer *p, struct droce_pkt *pkt);
 
+/**
+ * Run the engine until it is idle, then take every completion on @p cq
+ * into @p wc (at most @p max). @return how many.
+ */
+int droce_peer_poll_cq(struct droce_peer *p, struct ibv_cq *cq, struct ibv_wc *wc, int max);
+
 /** Drop every frame the device sent. @return how many. */
 unsigned droce_peer_drain(struct droce_peer *p);
 
-/** A counter of the device's engine, by its name (DROCE_RX_STATS, DROCE_CC_STATS). */
+/** A counter of the device's engine, by its name (DROCE_RX_STATS, DROCE_CC_STATS,
+ *  DROCE_ZC_STATS). */
 uint64_t droce_peer_stat(const struct droce_peer *p, const char *name);
 
 #endif

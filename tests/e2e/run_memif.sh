@@ -3,7 +3,7 @@
 # droce configuration and connected by a memif link (or by AF_XDP sockets
 # on two Linux interfaces: --af-xdp).
 #
-# Usage: run_memif.sh [--capture DIR] [--fault SPEC] [--af-xdp IF,IF] BUILD_DIR [rc_verify options...]
+# Usage: run_memif.sh [--capture DIR] [--fault SPEC] [--fault-tx SPEC] [--af-xdp IF,IF] BUILD_DIR [rc_verify options...]
 #   --af-xdp S,C   the server's port is net_af_xdp on interface S, the
 #                  client's on C (the two ends of a veth pair, say:
 #                  tests/e2e/run_af_xdp.sh makes one) instead of memif
@@ -19,12 +19,16 @@
 #   --fault SPEC   both sides inject faults into what they receive
 #                  (fault_rx = SPEC, e.g. drop=0.05,dup=0.01; each side
 #                  with its own seed): see docs/reliability.md
+#   --fault-tx SPEC  the same for what each side sends (fault_tx = SPEC):
+#                  the fault stage holds, duplicates and drops frames that
+#                  point into memory regions (zero-copy TX)
 # The options go to both sides (e.g. -n 2000 -e -v). Exits 0 when both
 # sides pass.
 set -euo pipefail
 
 capture=
 fault=
+fault_tx=
 kill_after=
 client_first=
 af_xdp=
@@ -34,6 +38,7 @@ while [[ ${1:-} == --* ]]; do
 	--kill-client) kill_after=${2:?--kill-client needs seconds} ;;
 	--client-first) client_first=${2:?--client-first needs seconds} ;;
 	--fault) fault=${2:?--fault needs a fault list} ;;
+	--fault-tx) fault_tx=${2:?--fault-tx needs a fault list} ;;
 	--af-xdp) af_xdp=${2:?--af-xdp needs two interfaces} ;;
 	*) echo "run_memif: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -72,6 +77,9 @@ conf() {
 	EOF
 	if [[ -n $fault ]]; then
 		echo "fault_rx = $fault,seed=$(( 11 + $2 ))" >> "$tmp/$1.conf"
+	fi
+	if [[ -n $fault_tx ]]; then
+		echo "fault_tx = $fault_tx,seed=$(( 23 + $2 ))" >> "$tmp/$1.conf"
 	fi
 }
 conf server 0 10.0.0.1 02:00:00:00:00:01

@@ -42,12 +42,9 @@ setup(void)
 	if (pd != NULL)
 		return;
 	ck_assert_int_eq(droce_peer_open(&peer, 4096), 0);
-	pd = ibv_alloc_pd(peer.ctx);
-	cq = ibv_create_cq(peer.ctx, 256, NULL, NULL, 0);
-	buf = aligned_alloc(4096, BUF);
-	ck_assert_ptr_nonnull(buf);
-	mr = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	droce_peer_verbs(&peer, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC, &pd, &cq, &buf, &mr);
+	ck_assert_ptr_nonnull(cq);
 	ck_assert_ptr_nonnull(mr);
 	for (unsigned i = 0; i < BUF; i++)
 		pattern[i] = (uint8_t)(i * 7 + 3);
@@ -86,12 +83,7 @@ post_recv(struct ibv_qp *qp, uint64_t id, uint32_t off, uint32_t len)
 static int
 poll_all(struct ibv_wc *wc, int max)
 {
-	int n = 0, k;
-
-	droce_peer_run(&peer);
-	while (n < max && (k = ibv_poll_cq(cq, max - n, wc + n)) > 0)
-		n += k;
-	return n;
+	return droce_peer_poll_cq(&peer, cq, wc, max);
 }
 
 static void
