@@ -78,6 +78,11 @@ conf() {
 	if [[ -n $fault ]]; then
 		echo "fault_rx = $fault,seed=$(( 11 + $2 ))" >> "$tmp/$1.conf"
 	fi
+	# segment= cuts each received frame into up to 21 mbufs while the
+	# fault stage holds it: a pool sized for whole frames runs dry.
+	if [[ $fault$fault_tx == *segment=* ]]; then
+		echo "mbufs = 32767" >> "$tmp/$1.conf"
+	fi
 	if [[ -n $fault_tx ]]; then
 		echo "fault_tx = $fault_tx,seed=$(( 23 + $2 ))" >> "$tmp/$1.conf"
 	fi
