@@ -16,6 +16,8 @@
 #                  later: the client's memif port cannot start until the
 #                  server listens, so it comes up with its link down and
 #                  must connect by itself once the server is there
+#   --engines N    N engines per side (one memif queue pair each; QPs
+#                  spread over them, frames on the wrong queue redirected)
 #   --fault SPEC   both sides inject faults into what they receive
 #                  (fault_rx = SPEC, e.g. drop=0.05,dup=0.01; each side
 #                  with its own seed): see docs/reliability.md
@@ -24,6 +26,7 @@
 set -euo pipefail
 
 capture=
+engines=
 fault=
 kill_after=
 client_first=
@@ -34,6 +37,7 @@ while [[ ${1:-} == --* ]]; do
 	--kill-client) kill_after=${2:?--kill-client needs seconds} ;;
 	--client-first) client_first=${2:?--client-first needs seconds} ;;
 	--fault) fault=${2:?--fault needs a fault list} ;;
+	--engines) engines=${2:?--engines needs a number} ;;
 	--af-xdp) af_xdp=${2:?--af-xdp needs two interfaces} ;;
 	*) echo "run_memif: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -72,6 +76,9 @@ conf() {
 	EOF
 	if [[ -n $fault ]]; then
 		echo "fault_rx = $fault,seed=$(( 11 + $2 ))" >> "$tmp/$1.conf"
+	fi
+	if [[ -n $engines ]]; then
+		echo "engines = $engines" >> "$tmp/$1.conf"
 	fi
 }
 conf server 0 10.0.0.1 02:00:00:00:00:01
