@@ -272,15 +272,22 @@ droce_dev_engine_run_lcore(unsigned index, unsigned engine, unsigned lcore)
 	return e != NULL ? droce_engine_lcore_start(e, lcore) : -EINVAL;
 }
 
-int
-droce_dev_run_lcore(unsigned index, unsigned lcore)
+/* @p start(e, @p arg) for every engine of device @p index, until one fails. */
+static int
+dev_engines_start(unsigned index, int (*start)(struct droce_engine *, unsigned), unsigned arg)
 {
 	struct droce_engine *e = dev_engine(index, 0);
 	int rc = e != NULL ? 0 : -EINVAL;
 
 	for (; rc == 0 && e != NULL; e = e->next)
-		rc = droce_engine_lcore_start(e, lcore);
+		rc = start(e, arg);
 	return rc;
+}
+
+int
+droce_dev_run_lcore(unsigned index, unsigned lcore)
+{
+	return dev_engines_start(index, droce_engine_lcore_start, lcore);
 }
 
 int
@@ -294,12 +301,7 @@ droce_dev_engine_run_thread(unsigned index, unsigned engine, unsigned idle_sleep
 int
 droce_dev_run_thread(unsigned index, unsigned idle_sleep_us)
 {
-	struct droce_engine *e = dev_engine(index, 0);
-	int rc = e != NULL ? 0 : -EINVAL;
-
-	for (; rc == 0 && e != NULL; e = e->next)
-		rc = droce_engine_thread_start(e, idle_sleep_us);
-	return rc;
+	return dev_engines_start(index, droce_engine_thread_start, idle_sleep_us);
 }
 
 int
