@@ -29,6 +29,15 @@ static_assert(DROCE_QP_ENGINES_MAX == DROCE_PORT_QUEUES_MAX,
 #define LONG_BASE_US 20
 #define LONG_FRAME_US 2
 
+/* Count work for @p qp (its owner only): one writer, read by any thread. */
+static inline void
+engine_count_work(struct droce_engine *e, struct droce_qp *qp)
+{
+	uint64_t *w = &qp->engine_work[e->queue];
+
+	__atomic_store_n(w, *w + 1, __ATOMIC_RELAXED);
+}
+
 static void
 engine_release(struct droce_qp *qp)
 {
@@ -188,7 +197,7 @@ engine_run_active(struct droce_engine *e)
 		if (droce_tx_room(&e->tx) == 0)
 			continue;
 		work++;
-		qp->engine_work[e->queue]++;
+		engine_count_work(e, qp);
 		if (!engine_serve_qp(e, qp) && !engine_qp_stays(qp))
 			engine_deactivate(e, qp);
 	}
@@ -205,7 +214,7 @@ engine_rx_qp(struct droce_engine *e, struct droce_qp *qp, struct rte_mbuf *m)
 		return;
 	}
 	qp->stats.rx_pkts++;
-	qp->engine_work[e->queue]++;
+	engine_count_work(e, qp);
 	/* One check before any handler: the handlers trust what passed. */
 	if (!droce_rx_check(&e->tx, qp, m, pkt)) {
 		qp->stats.dropped++;

@@ -82,6 +82,41 @@ droce_neigh_on_link(const struct droce_port *p, uint32_t ip)
 	return true;
 }
 
+/*
+ * The slot's fields are stored and loaded with relaxed atomics inside the
+ * seqlock: the seqlock makes a copy consistent, the atomics make a copy
+ * that races with a writer (and is then retried) well defined.
+ */
+static void
+neigh_fields_copy(struct droce_neigh *dst, const struct droce_neigh *src)
+{
+	unsigned i;
+
+	__atomic_store_n(&dst->ip, __atomic_load_n(&src->ip, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&dst->state, __atomic_load_n(&src->state, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&dst->vlan_tci, __atomic_load_n(&src->vlan_tci, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	for (i = 0; i < RTE_ETHER_ADDR_LEN; i++)
+		__atomic_store_n(&dst->mac.addr_bytes[i],
+				 __atomic_load_n(&src->mac.addr_bytes[i], __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+}
+
+/* Under neigh_lock: give slot @p e these fields. */
+static void
+neigh_set(struct droce_neigh *e, uint32_t ip, enum droce_neigh_state state,
+	  const struct rte_ether_addr *mac, uint16_t vlan_tci)
+{
+	struct droce_neigh v = { .ip = ip, .state = state, .vlan_tci = vlan_tci };
+
+	if (mac != NULL)
+		v.mac = *mac;
+	rte_seqlock_write_lock(&e->sl);
+	neigh_fields_copy(e, &v);
+	rte_seqlock_write_unlock(&e->sl);
+}
+
 static void
 neigh_copy(const struct droce_port *p, int32_t pos, struct droce_neigh *out)
 {
@@ -90,10 +125,7 @@ neigh_copy(const struct droce_port *p, int32_t pos, struct droce_neigh *out)
 
 	do {
 		sn = rte_seqlock_read_begin(&e->sl);
-		out->ip = e->ip;
-		out->state = e->state;
-		out->vlan_tci = e->vlan_tci;
-		out->mac = e->mac;
+		neigh_fields_copy(out, e);
 	} while (rte_seqlock_read_retry(&e->sl, sn));
 }
 
@@ -123,12 +155,7 @@ neigh_get(struct droce_port *p, uint32_t ip, uint64_t now)
 		return NULL;
 	}
 	e = &p->neigh[pos];
-	rte_seqlock_write_lock(&e->sl);
-	e->ip = ip;
-	e->state = DROCE_NEIGH_PENDING;
-	e->vlan_tci = 0;
-	memset(&e->mac, 0, sizeof(e->mac));
-	rte_seqlock_write_unlock(&e->sl);
+	neigh_set(e, ip, DROCE_NEIGH_PENDING, NULL, 0);
 	__atomic_store_n(&e->updated, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->solicited, 0, __ATOMIC_RELAXED);
 	return e;
@@ -155,11 +182,7 @@ droce_neigh_learn(struct droce_port *p, uint32_t ip,
 	e = neigh_get(p, ip, now);
 	if (e != NULL) {
 		__atomic_store_n(&e->updated, now, __ATOMIC_RELAXED);
-		rte_seqlock_write_lock(&e->sl);
-		e->mac = *mac;
-		e->vlan_tci = vlan_tci;
-		e->state = DROCE_NEIGH_VALID;
-		rte_seqlock_write_unlock(&e->sl);
+		neigh_set(e, ip, DROCE_NEIGH_VALID, mac, vlan_tci);
 	}
 	rte_spinlock_unlock(&p->neigh_lock);
 }
@@ -249,9 +272,7 @@ droce_neigh_gc(struct droce_port *p, struct droce_port_queue *pq, uint64_t now)
 		pos = rte_hash_del_key(p->neigh_hash, &expired[i]);
 		if (pos < 0)
 			continue;
-		rte_seqlock_write_lock(&p->neigh[pos].sl);
-		p->neigh[pos].state = DROCE_NEIGH_FREE;
-		rte_seqlock_write_unlock(&p->neigh[pos].sl);
+		neigh_set(&p->neigh[pos], expired[i], DROCE_NEIGH_FREE, NULL, 0);
 		p->neigh_dead[p->nb_neigh_dead++] = pos;
 	}
 	rte_spinlock_unlock(&p->neigh_lock);
