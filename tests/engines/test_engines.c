@@ -138,8 +138,10 @@ side_qps(struct side *s, unsigned flip)
 static void
 sides_connect(struct side *a, struct side *b)
 {
-	struct droce_test_path pa = { .dgid = b->gid, .psn = 100 };
-	struct droce_test_path pb = { .dgid = a->gid, .psn = 100 };
+	/* A 1 s ACK timeout (18): 128 QPs at once on a shared machine, or
+	 * under ThreadSanitizer, can leave one waiting longer than 67 ms. */
+	struct droce_test_path pa = { .dgid = b->gid, .psn = 100, .timeout = 18 };
+	struct droce_test_path pb = { .dgid = a->gid, .psn = 100, .timeout = 18 };
 	unsigned i, k;
 
 	for (i = 0; i < NB_QPS; i++) {
