@@ -257,11 +257,14 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 		engine_rx_qp(e, droce_num_table_lookup(e->qpt, pkt->qpn), m);
 		return;
 	}
+	/* Every engine gets a copy (droce_port_rx()) and serves its own
+	 * members; the port's first engine counts a group nobody joined. */
 	n = droce_port_mcast_qpns(e->port, pkt->dgid, qpn);
-	if (n == 0)
+	if (n == 0 && e->queue == 0)
 		e->stats.rx.rx_unknown_qpn++;
 	for (unsigned i = 0; i < n; i++)
-		engine_rx_qp(e, droce_num_table_lookup(e->qpt, qpn[i]), m);
+		if (droce_qpn_engine(qpn[i], droce_port_nb_queues(e->port)) == e->queue)
+			engine_rx_qp(e, droce_num_table_lookup(e->qpt, qpn[i]), m);
 }
 
 /*

@@ -152,6 +152,45 @@ rx_burst(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf **pk
 	return nb;
 }
 
+/* Hand @p m to engine @p owner's redirect ring. @return 1 when it took
+ * it; 0 when the ring was full and @p m is freed. */
+static unsigned
+rx_redirect(struct droce_port *p, unsigned owner, struct rte_mbuf *m)
+{
+	if (rte_ring_mp_enqueue(p->q[owner].redirect, m) == 0)
+		return 1;
+	rte_pktmbuf_free(m);
+	return 0;
+}
+
+/* A multicast frame (QPN 0xffffff) is for the members of its group, which
+ * any engine may own: every other engine gets a copy, parsed again (a
+ * copy has no parse result), and serves its own members. @return copies
+ * handed over; *@p drops grows by those lost. */
+static uint16_t
+rx_mcast_spread(struct droce_port *p, unsigned self, struct rte_mbuf *m, uint16_t *drops)
+{
+	uint16_t out = 0;
+	unsigned e;
+
+	for (e = 0; e < p->nb_queues; e++) {
+		struct rte_mbuf *c;
+
+		if (e == self)
+			continue;
+		c = rte_pktmbuf_copy(m, p->mp, 0, UINT32_MAX);
+		if (c == NULL || droce_pkt_parse(c, droce_pkt_of(c), false) != DROCE_PARSE_OK) {
+			rte_pktmbuf_free(c);
+			(*drops)++;
+		} else if (rx_redirect(p, e, c) == 0) {
+			(*drops)++;
+		} else {
+			out++;
+		}
+	}
+	return out;
+}
+
 /*
  * Keep the RoCE frames of @p n whose QP the engine of @p pq owns, compact
  * in place; hand the others to their owner's redirect ring (a full ring
@@ -162,17 +201,21 @@ rx_steer(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf **pk
 {
 	unsigned self = (unsigned)(pq - p->q), owner;
 	uint16_t i, kept = 0, out = 0, drops = 0;
+	uint32_t qpn;
 
 	if (p->nb_queues == 1)
 		return n;
 	for (i = 0; i < n; i++) {
-		owner = droce_qpn_engine(droce_pkt_of(pkts[i])->qpn, p->nb_queues);
-		if (owner == self) {
+		qpn = droce_pkt_of(pkts[i])->qpn;
+		owner = droce_qpn_engine(qpn, p->nb_queues);
+		if (qpn == DROCE_QPN_MCAST) {
+			out += rx_mcast_spread(p, self, pkts[i], &drops);
 			pkts[kept++] = pkts[i];
-		} else if (rte_ring_mp_enqueue(p->q[owner].redirect, pkts[i]) == 0) {
+		} else if (owner == self) {
+			pkts[kept++] = pkts[i];
+		} else if (rx_redirect(p, owner, pkts[i]) != 0) {
 			out++;
 		} else {
-			rte_pktmbuf_free(pkts[i]);
 			drops++;
 		}
 	}
