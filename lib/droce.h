@@ -10,14 +10,26 @@
  * and ibv_open_device() opens; everything after that is rdma-core's verbs
  * API from <infiniband/verbs.h>.
  *
- * Each device has one engine (the RoCE transport's poll loop), registered
- * as an rte_service. The application chooses where it runs: map the
- * service to a service lcore (droce_dev_run_lcore()), let droce run it on
- * a thread of its own (droce_dev_run_thread()), or call
- * droce_dev_poll() from its own loop (run-to-completion). Verbs calls
- * that wait for the engine (ibv_poll_cq(), ibv_post_send()) also run an
- * iteration when the engine is free, so a polling application makes
- * progress even without any of these.
+ * Each device has one or more engines (conf->nb_queues, a power of two;
+ * the `engines` key of the configuration file), each the RoCE transport's
+ * poll loop on one RX/TX queue pair of the port, registered as an
+ * rte_service of its own. Every QP belongs to one engine for its life,
+ * the one its QPN names (QPN & (engines - 1)): the device picks it when
+ * the QP is created (round robin, or what droce_set_qp_engine() asked
+ * for) and gives the QP a QPN of that engine. Frames that the NIC puts on
+ * another engine's queue are handed to the owner, so no two engines ever
+ * touch one QP and no lock is shared between engines on the data path.
+ *
+ * The application chooses where engines run: map the services to
+ * service lcores (droce_dev_run_lcore() for all engines on one lcore,
+ * droce_dev_engine_run_lcore() per engine), let droce run each on a thread
+ * of its own (droce_dev_run_thread()), or call droce_dev_poll() or
+ * droce_dev_engine_poll() from its own loops (run-to-completion). Verbs
+ * calls that wait for an engine (ibv_poll_cq(), ibv_post_send()) also run
+ * an iteration when it is free, so a polling application makes progress
+ * even without any of these. The calls without "engine" in their name
+ * act on every engine of the device; with one engine they are what they
+ * always were.
  *
  * A process that never calls droce_dev_attach() gets its devices from
  * the configuration on its first ibv_get_device_list(): see
@@ -57,23 +69,68 @@ struct ibv_device *droce_dev_ibv(unsigned index);
 /** The droce port behind device @p index (addresses, counters, capture), or NULL. */
 struct droce_port *droce_dev_port(unsigned index);
 
-/** The rte_service id of the device's engine. @return 0 or -EINVAL. */
+/** The number of engines of device @p index, or -EINVAL. */
+int droce_dev_engines(unsigned index);
+
+/** The rte_service id of the device's engine 0. @return 0 or -EINVAL. */
 int droce_dev_service_id(unsigned index, uint32_t *service_id);
 
-/** Run the device's engine on service lcore @p lcore. @return 0 or a negative errno. */
+/** The rte_service id of engine @p engine of device @p index.
+ *  @return 0 or -EINVAL. */
+int droce_dev_engine_service_id(unsigned index, unsigned engine, uint32_t *service_id);
+
+/** Run every engine of the device on service lcore @p lcore.
+ *  @return 0 or a negative errno. */
 int droce_dev_run_lcore(unsigned index, unsigned lcore);
 
+/** Run engine @p engine of device @p index on service lcore @p lcore.
+ *  @return 0 or a negative errno. */
+int droce_dev_engine_run_lcore(unsigned index, unsigned engine, unsigned lcore);
+
 /**
- * Run the device's engine on a thread droce creates; it sleeps up to
- * @p idle_sleep_us when there is nothing to do. @return 0 or a negative errno.
+ * Run each engine of the device on a thread droce creates; each sleeps up
+ * to @p idle_sleep_us when there is nothing to do. @return 0 or a negative errno.
  */
 int droce_dev_run_thread(unsigned index, unsigned idle_sleep_us);
 
+/** Run engine @p engine of device @p index on a thread droce creates (see
+ *  droce_dev_run_thread()). @return 0 or a negative errno. */
+int droce_dev_engine_run_thread(unsigned index, unsigned engine, unsigned idle_sleep_us);
+
 /**
- * One iteration of the device's engine in the calling thread.
- * @return work done (0 when idle), or -EBUSY when another thread runs it.
+ * One iteration of every engine of the device in the calling thread.
+ * @return work done (0 when idle), or -EBUSY when other threads run every
+ * engine.
  */
 int droce_dev_poll(unsigned index);
+
+/**
+ * One iteration of engine @p engine of device @p index in the calling thread.
+ * @return work done (0 when idle), -EBUSY when another thread runs it, or
+ * -EINVAL.
+ */
+int droce_dev_engine_poll(unsigned index, unsigned engine);
+
+/**
+ * Choose the engine that owns the QPs the calling thread creates from now
+ * on: engine @p engine (modulo the device's number of engines), or, with
+ * -1 (the default), the next engine in round robin. The choice is fixed
+ * at ibv_create_qp() (the QPN encodes it) and does not apply to QPs that
+ * use a shared receive queue (they go to the SRQ's engine, chosen the
+ * same way when the SRQ is created) nor to XRC receive QPs (engine 0,
+ * with every XRC SRQ), so that a receive queue has one consumer.
+ */
+void droce_set_qp_engine(int engine);
+
+/** The engine that owns @p qp (a QP of a droce device), or -EINVAL. */
+int droce_qp_engine(struct ibv_qp *qp);
+
+/**
+ * Work engine @p engine did for @p qp: frames of the QP it received and
+ * passes over the QP's queues. Only the owner's (droce_qp_engine()) ever
+ * grows: a check that no other engine touched the QP. Any thread.
+ */
+uint64_t droce_qp_engine_work(struct ibv_qp *qp, unsigned engine);
 
 #ifdef __cplusplus
 }

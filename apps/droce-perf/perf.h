@@ -46,6 +46,8 @@ enum perf_conn { PERF_RC, PERF_UC, PERF_UD, PERF_XRC, PERF_DC };
 #define PERF_MIN_ITERS 5
 #define PERF_MAX_ITERS 100000000
 #define PERF_MAX_QPS 16384
+/* --engines: at most a droce port's queues (DROCE_PORT_QUEUES_MAX). */
+#define PERF_MAX_ENGINES 16
 /* Above this many iterations the O(n^2) peak search is skipped (as perftest). */
 #define PERF_PEAK_MAX_ITERS 20000
 
@@ -62,6 +64,7 @@ struct perf_opts {
 	double duration;             /* -D seconds; 0: -n iterations */
 	double margin;               /* -f: seconds left out at each end of -D */
 	unsigned qps;
+	unsigned engines;            /* --engines: of the droce port, a power of two */
 	unsigned tx_depth;
 	unsigned rx_depth;
 	unsigned cq_mod;
@@ -162,6 +165,13 @@ struct perf_side_cycles {
 struct perf_cost {
 	bool known;
 	struct perf_side_cycles side[2]; /* PERF_CLIENT, PERF_SERVER */
+	/* This side's engines (droce, not raw-L2): each one's cycles and the
+	 * messages it handled (built or received), for cycles per message
+	 * per engine. 0 engines: not measured. */
+	unsigned nb_engines;
+	struct perf_engine_cycles {
+		uint64_t busy, rx_burst, tx_burst, msgs;
+	} engine[PERF_MAX_ENGINES];
 };
 enum { PERF_CLIENT, PERF_SERVER };
 

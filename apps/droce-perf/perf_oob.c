@@ -277,10 +277,10 @@ params_line(const struct perf_opts *o, char *s, size_t n)
 {
 	snprintf(s, n, "PARAMS test=%s mode=%s raw=%d conn=%s size=%" PRIu64 " all=%d "
 		 "iters=%" PRIu64 " duration=%g qps=%u bidir=%d mtu=%u atomic=%d post_list=%u "
-		 "touch=%d",
+		 "touch=%d engines=%u",
 		 perf_test_arg(o->test), o->mode == PERF_BW ? "bw" : "lat", o->raw,
 		 perf_conn_name(o->conn), o->size, o->all_sizes, o->iters, o->duration, o->qps,
-		 o->bidir, o->mtu, o->atomic_cas, o->post_list, o->touch);
+		 o->bidir, o->mtu, o->atomic_cas, o->post_list, o->touch, o->engines);
 }
 
 int

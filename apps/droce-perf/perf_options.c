@@ -13,6 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <rte_common.h>
+
 #include "perf.h"
 
 static const char *const test_args[] = { "write", "send", "read", "atomic" };
@@ -88,6 +90,9 @@ perf_usage(FILE *f, const char *prog)
 "      --ip=<a.b.c.d/len>    its IPv4 address (default 10.0.0.1/24 server, 10.0.0.2/24 client)\n"
 "      --mac=<xx:..:xx>      its MAC (default the ethdev's)\n"
 "      --capture=<file>      write every RoCE frame to a pcapng file\n"
+"      --engines=<n>         droce engines on the port, one queue pair each: 1, 2, 4, 8\n"
+"                            or 16 (default 1; both sides the same); the cycles are\n"
+"                            then also shown per engine of this side\n"
 "  -h, --help                this text\n",
 		prog, prog, prog, PERF_DEF_TCP_PORT, PERF_DEF_QP_TIMEOUT);
 }
@@ -103,6 +108,7 @@ enum {
 	OPT_IP,
 	OPT_MAC,
 	OPT_CAPTURE,
+	OPT_ENGINES,
 };
 
 static const struct option long_opts[] = {
@@ -138,6 +144,7 @@ static const struct option long_opts[] = {
 	{ "ip", required_argument, NULL, OPT_IP },
 	{ "mac", required_argument, NULL, OPT_MAC },
 	{ "capture", required_argument, NULL, OPT_CAPTURE },
+	{ "engines", required_argument, NULL, OPT_ENGINES },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -381,6 +388,14 @@ parse_one(int c, const char *arg, struct perf_opts *o, struct given *g)
 	case OPT_CAPTURE:
 		o->capture = arg;
 		return 0;
+	case OPT_ENGINES:
+		if (parse_uint("--engines", arg, 1, PERF_MAX_ENGINES, &o->engines) != 0)
+			return -1;
+		if (!rte_is_power_of_2(o->engines)) {
+			fprintf(stderr, PERF_NAME ": --engines: %u is not a power of two\n", o->engines);
+			return -1;
+		}
+		return 0;
 	default:
 		return -1;
 	}
@@ -413,6 +428,10 @@ finish(struct perf_opts *o, const struct given *g)
 	}
 	if (!g->iters)
 		o->iters = (o->test == PERF_WRITE && !lat) ? PERF_DEF_ITERS_WRITE_BW : PERF_DEF_ITERS;
+	if (o->raw && o->engines != 1) {
+		fprintf(stderr, PERF_NAME ": --engines is for droce; --raw-l2 uses one queue\n");
+		return -1;
+	}
 	if (lat && (o->bidir || (g->qps && o->qps != 1))) {
 		fprintf(stderr, PERF_NAME ": latency tests run one QP one way: no -b or -q\n");
 		return -1;
@@ -461,6 +480,7 @@ perf_options_parse(int argc, char **argv, struct perf_opts *o)
 	o->conn = PERF_RC;
 	o->tcp_port = PERF_DEF_TCP_PORT;
 	o->qps = 1;
+	o->engines = 1;
 	o->rx_depth = PERF_DEF_RX_SEND;
 	o->cq_mod = PERF_DEF_CQ_MOD;
 	o->post_list = 1;

@@ -92,6 +92,7 @@ rdma_open(struct rdma *r, uint16_t port_id)
 		.ipv4_prefix = o->ipv4_prefix,
 		.mtu = 4096,
 		.capture = o->capture,
+		.nb_queues = (uint16_t)o->engines,
 	};
 	struct ibv_device_attr da;
 	struct ibv_port_attr pa;

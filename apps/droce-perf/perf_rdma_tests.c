@@ -134,21 +134,54 @@ recvs_post_all(struct rdma *r)
 	return 0;
 }
 
-/* This side's engine cycles since @p s0 and the @p sent messages, swapped
- * with the peer's into @p cost (after the end meeting: both are done). */
+/* The counters of the device and of each of its engines at one moment. */
+struct cycles_mark {
+	struct droce_dev_stats dev;
+	struct droce_dev_stats engine[PERF_MAX_ENGINES];
+};
+
 static int
-cycles_swap(struct rdma *r, const struct droce_dev_stats *s0, uint64_t sent,
+cycles_mark(struct rdma *r, struct cycles_mark *m)
+{
+	unsigned e;
+
+	if (droce_dev_stats(r->dev, &m->dev) != 0)
+		return -1;
+	for (e = 0; e < r->o->engines; e++)
+		if (droce_dev_engine_stats(r->dev, e, &m->engine[e]) != 0)
+			return -1;
+	return 0;
+}
+
+/* This side's engine cycles since @p m0 and the @p sent messages, swapped
+ * with the peer's into @p cost (after the end meeting: both are done);
+ * each engine's cycles and messages since @p m0 too. */
+static int
+cycles_swap(struct rdma *r, const struct cycles_mark *m0, uint64_t sent,
 	    struct perf_cost *cost)
 {
-	struct droce_dev_stats s1;
 	struct perf_side_cycles mine = { .sent = sent };
+	const struct droce_engine_stats *a, *b;
+	struct cycles_mark m1;
+	unsigned e;
 
-	if (droce_dev_stats(r->dev, &s1) != 0)
+	if (cycles_mark(r, &m1) != 0)
 		return -1;
-	mine.busy = s1.engine.busy_cycles - s0->engine.busy_cycles;
-	mine.rx_burst = s1.engine.rx_burst_cycles - s0->engine.rx_burst_cycles;
-	mine.tx_burst = s1.engine.tx_burst_cycles - s0->engine.tx_burst_cycles;
-	mine.skipped = s1.engine.long_iterations - s0->engine.long_iterations;
+	a = &m0->dev.engine;
+	b = &m1.dev.engine;
+	mine.busy = b->busy_cycles - a->busy_cycles;
+	mine.rx_burst = b->rx_burst_cycles - a->rx_burst_cycles;
+	mine.tx_burst = b->tx_burst_cycles - a->tx_burst_cycles;
+	mine.skipped = b->long_iterations - a->long_iterations;
+	cost->nb_engines = r->o->engines;
+	for (e = 0; e < r->o->engines; e++) {
+		a = &m0->engine[e].engine;
+		b = &m1.engine[e].engine;
+		cost->engine[e].busy = b->busy_cycles - a->busy_cycles;
+		cost->engine[e].rx_burst = b->rx_burst_cycles - a->rx_burst_cycles;
+		cost->engine[e].tx_burst = b->tx_burst_cycles - a->tx_burst_cycles;
+		cost->engine[e].msgs = b->rx_msgs + b->tx_msgs - a->rx_msgs - a->tx_msgs;
+	}
 	return perf_oob_swap_cycles(&r->oob, r->o, &mine, cost, rdma_idle, r);
 }
 
@@ -411,7 +444,7 @@ rdma_bw(struct rdma *r, uint64_t size)
 		.rx = o->test == PERF_SEND && (o->server || o->bidir),
 	};
 	struct perf_bw_result res;
-	struct droce_dev_stats s0;
+	struct cycles_mark m0;
 
 	b.per_qp = b.dur ? UINT64_MAX : o->iters;
 	b.tx_done = !b.tx;
@@ -419,14 +452,14 @@ rdma_bw(struct rdma *r, uint64_t size)
 	counters_reset(r);
 	if (b.rx && recvs_post_all(r) != 0)
 		return -1;
-	if (droce_dev_stats(r->dev, &s0) != 0 || perf_oob_sync(&r->oob, rdma_idle, r) != 0)
+	if (cycles_mark(r, &m0) != 0 || perf_oob_sync(&r->oob, rdma_idle, r) != 0)
 		return -1;
 	perf_clock_start(&r->clk, o);
 	if (bw_loop(&b) != 0)
 		return -1;
 	bw_result(&b, &res);
 	if (perf_oob_sync(&r->oob, rdma_idle, r) != 0 || recvs_drain(r) < 0 ||
-	    cycles_swap(r, &s0, b.totscnt, &res.cost) != 0)
+	    cycles_swap(r, &m0, b.totscnt, &res.cost) != 0)
 		return -1;
 	if (o->bidir && bw_add_peer(r, &res) != 0)
 		return -1;
@@ -586,7 +619,7 @@ rdma_lat(struct rdma *r, uint64_t size)
 		.dur = o->duration > 0,
 	};
 	struct perf_lat_result res = { .size = size };
-	struct droce_dev_stats s0;
+	struct cycles_mark m0;
 	int rc;
 
 	counters_reset(r);
@@ -597,7 +630,7 @@ rdma_lat(struct rdma *r, uint64_t size)
 	memset(l.q->target, 0, size);
 	if (o->test == PERF_SEND && recvs_post_all(r) != 0)
 		return -1;
-	if (droce_dev_stats(r->dev, &s0) != 0 || perf_oob_sync(&r->oob, rdma_idle, r) != 0)
+	if (cycles_mark(r, &m0) != 0 || perf_oob_sync(&r->oob, rdma_idle, r) != 0)
 		return -1;
 	perf_clock_start(&r->clk, o);
 	rc = (o->test == PERF_WRITE || o->test == PERF_SEND) ? lat_pingpong(&l) : lat_one_sided(&l);
@@ -626,7 +659,7 @@ rdma_lat(struct rdma *r, uint64_t size)
 	}
 	res.size = size;
 	if (perf_oob_sync(&r->oob, rdma_idle, r) != 0 || recvs_drain(r) < 0 ||
-	    cycles_swap(r, &s0, l.scnt, &res.cost) != 0)
+	    cycles_swap(r, &m0, l.scnt, &res.cost) != 0)
 		return -1;
 	if (perf_side_reports(o))
 		perf_report_lat(o, &res);

@@ -322,15 +322,36 @@ cost_view(const struct perf_cost *c, unsigned side, uint64_t size, struct cost_v
 	}
 }
 
-/* Below a row of the table: a line per side. */
+/* Engine @p e of this side: cycles per message it handled, in all, its
+ * own and the port's. */
 static void
-print_cost(const struct perf_cost *c, uint64_t size)
+engine_view(const struct perf_cost *c, unsigned e, double *per_msg, double *own, double *port)
 {
+	const struct perf_engine_cycles *x = &c->engine[e];
+	double msgs = x->msgs > 0 ? (double)x->msgs : 1;
+
+	*per_msg = (double)x->busy / msgs;
+	*port = (double)(x->rx_burst + x->tx_burst) / msgs;
+	*own = *per_msg - *port;
+}
+
+/* Below a row of the table: a line per side, then with several engines
+ * a line per engine of this side. */
+static void
+print_cost(const struct perf_opts *o, const struct perf_cost *c, uint64_t size)
+{
+	double per_msg, own, port;
 	struct cost_view v;
 	unsigned i;
 
 	if (!c->known)
 		return;
+	for (i = 0; c->nb_engines > 1 && i < c->nb_engines; i++) {
+		engine_view(c, i, &per_msg, &own, &port);
+		printf("   cycles %s engine %2u: %10.1f/msg (own %10.1f + port %10.1f) over %"
+		       PRIu64 " messages\n", side_names[o->server ? PERF_SERVER : PERF_CLIENT], i,
+		       per_msg, own, port, c->engine[i].msgs);
+	}
 	for (i = 0; i < RTE_DIM(side_names); i++) {
 		cost_view(c, i, size, &v);
 		printf("   cycles %s: %10.1f/msg (own %10.1f + port %10.1f)  %8.4f/B "
@@ -343,9 +364,10 @@ print_cost(const struct perf_cost *c, uint64_t size)
 }
 
 static void
-json_cost(const struct perf_cost *c, uint64_t size)
+json_cost(const struct perf_opts *o, const struct perf_cost *c, uint64_t size)
 {
 	const struct perf_side_cycles *s;
+	double per_msg, own, port;
 	struct cost_view v;
 	unsigned i;
 
@@ -364,6 +386,19 @@ json_cost(const struct perf_cost *c, uint64_t size)
 		       s->rx_burst, s->tx_burst, s->sent, s->skipped, v.per_msg, v.own_per_msg, v.port_per_msg,
 		       v.per_byte, v.own_per_byte, v.port_per_byte);
 	}
+	if (c->nb_engines > 0)
+		printf(", \"engines\": {\"side\": \"%s\", \"per_engine\": [",
+		       side_names[o->server ? PERF_SERVER : PERF_CLIENT]);
+	for (i = 0; i < c->nb_engines; i++) {
+		engine_view(c, i, &per_msg, &own, &port);
+		printf("%s{\"engine\": %u, \"busy\": %" PRIu64 ", \"rx_burst\": %" PRIu64
+		       ", \"tx_burst\": %" PRIu64 ", \"messages\": %" PRIu64 ", \"per_msg\": %.3f"
+		       ", \"own_per_msg\": %.3f, \"port_per_msg\": %.3f}", i > 0 ? ", " : "", i,
+		       c->engine[i].busy, c->engine[i].rx_burst, c->engine[i].tx_burst,
+		       c->engine[i].msgs, per_msg, own, port);
+	}
+	if (c->nb_engines > 0)
+		printf("]}");
 	printf("}");
 }
 
@@ -388,7 +423,7 @@ perf_report_bw(const struct perf_opts *o, const struct perf_bw_result *r)
 		if (o->raw)
 			printf(", \"frames_per_msg\": %u, \"frame_bytes\": %u, \"frame_rate_mpps\": %.6f",
 			       r->frames_per_msg, r->frame_bytes, r->pps / 1e6);
-		json_cost(&r->cost, r->size);
+		json_cost(o, &r->cost, r->size);
 		printf("}");
 	} else {
 		/* perftest's REPORT_FMT, and REPORT_FMT_EXT for tiny Gb/sec figures */
@@ -401,7 +436,7 @@ perf_report_bw(const struct perf_opts *o, const struct perf_bw_result *r)
 		if (o->raw)
 			printf("      %-7u      %-7.6lf", r->frames_per_msg, r->pps / 1e6);
 		printf("\n");
-		print_cost(&r->cost, r->size);
+		print_cost(o, &r->cost, r->size);
 	}
 	fflush(stdout);
 }
@@ -420,7 +455,7 @@ perf_report_lat(const struct perf_opts *o, const struct perf_lat_result *r)
 			       "\"t_p99\": %.6f, \"t_p99_9\": %.6f",
 			       r->size, r->iters, r->t_min, r->t_max, r->t_typical, r->t_avg, r->t_stdev,
 			       r->t_p99, r->t_p999);
-		json_cost(&r->cost, r->size);
+		json_cost(o, &r->cost, r->size);
 		printf("}");
 	} else if (r->duration) {
 		printf(" %-7" PRIu64 "       %" PRIu64 "            %-7.2f        %-7.2f\n",
@@ -432,7 +467,7 @@ perf_report_lat(const struct perf_opts *o, const struct perf_lat_result *r)
 		       r->t_p99, r->t_p999);
 	}
 	if (!o->json)
-		print_cost(&r->cost, r->size);
+		print_cost(o, &r->cost, r->size);
 	fflush(stdout);
 }
 

@@ -4,6 +4,12 @@
  * IPv4 header checksum itself (droce_l3_hdr_write()), leaves the UDP
  * checksum 0 as RoCEv2 allows, and classifies every received frame in
  * software, so all this driver has to do is configure the ethdev plainly.
+ * With several queues it asks for RSS on the IP addresses and UDP ports
+ * where the ethdev offers it (flows then keep to one queue, and the
+ * requester's UDP source port, derived from the QPNs, spreads them);
+ * otherwise the ethdev spreads frames as it likes. Either way a frame
+ * that lands on a queue whose engine does not own its QP is handed over
+ * in software (droce_port_rx()).
  */
 #include <rte_ethdev.h>
 
@@ -13,6 +19,21 @@ static int
 generic_match(const struct rte_eth_dev_info *dev_info __rte_unused)
 {
 	return 1;
+}
+
+/* RSS on what the ethdev offers of the IPv4/IPv6 addresses and UDP
+ * ports, with its default key. */
+static void
+generic_rss(struct droce_port_drv_ctx *ctx, struct rte_eth_conf *conf)
+{
+	uint64_t hf = ctx->dev_info->flow_type_rss_offloads &
+		      (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
+
+	if (hf == 0)
+		return;
+	conf->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+	conf->rx_adv_conf.rss_conf.rss_hf = hf;
+	ctx->caps.rx_rss_udp = (hf & RTE_ETH_RSS_UDP) != 0;
 }
 
 int
@@ -25,6 +46,8 @@ droce_drv_generic_configure(struct droce_port_drv_ctx *ctx)
 	 * segment, payload in others): let the PMD take them where it can. */
 	if (ctx->dev_info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	if (ctx->nb_queues > 1)
+		generic_rss(ctx, &conf);
 	ret = rte_eth_dev_configure(ctx->port_id, ctx->nb_queues, ctx->nb_queues, &conf);
 	if (ret != 0)
 		return ret;

@@ -30,6 +30,7 @@
 
 #include "droce_conf.h"
 #include "droce_conf_priv.h"
+#include "droce_driver.h"
 
 /* The only comment character: rte_cfgfile takes one. */
 #define CONF_COMMENT '#'
@@ -532,6 +533,17 @@ conf_port_mbufs(const struct conf_entry *e)
 }
 
 static int
+conf_port_engines(const struct conf_entry *e)
+{
+	unsigned long v;
+
+	if (!droce_conf_uint(e->val, 1, DROCE_PORT_QUEUES_MAX, &v) || !rte_is_power_of_2((uint32_t)v))
+		return ENTRY_ERR(e, "%s is not a number of engines (1, 2, 4, 8 or 16)", e->val);
+	e->port->port.nb_queues = (uint16_t)v;
+	return 0;
+}
+
+static int
 conf_port_link(const struct conf_entry *e)
 {
 	if (strcmp(e->val, "auto") == 0)
@@ -747,6 +759,7 @@ static const struct conf_key conf_port_keys[] = {
 	{ "rxd", conf_port_desc },
 	{ "txd", conf_port_desc },
 	{ "mbufs", conf_port_mbufs },
+	{ "engines", conf_port_engines },
 	{ "capture", conf_port_capture },
 	{ "link", conf_port_link },
 	{ "link_wait_ms", conf_port_link_wait },
@@ -763,8 +776,8 @@ static const struct conf_section conf_sections[] = {
 	{ "eal", "args", conf_eal_keys },
 	{ "engine", "lcore, idle_sleep_us", conf_engine_keys },
 	{ "log", "level", conf_log_keys },
-	{ "port", "device, ipv4, mac, mtu, rxd, txd, mbufs, capture, link, link_wait_ms, "
-	  "fault_rx, fault_tx, " DROCE_CONF_CC_KEYS,
+	{ "port", "device, ipv4, mac, mtu, rxd, txd, mbufs, engines, capture, link, "
+	  "link_wait_ms, fault_rx, fault_tx, " DROCE_CONF_CC_KEYS,
 	  conf_port_keys },
 };
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,13 @@
 #include <rte_service.h>
 #include <rte_service_component.h>
 
+#include "droce_driver.h"
 #include "droce_engine.h"
 #include "droce_port.h"
 #include "droce_tsan.h"
+
+static_assert(DROCE_QP_ENGINES_MAX == DROCE_PORT_QUEUES_MAX,
+	      "a QP counts the work of every engine a port can have");
 
 #define RX_BURST 32
 /* Empty iterations before an idle engine starts to sleep: long enough to
@@ -23,6 +28,15 @@
  * a microsecond to build or take in, the port's copy included). */
 #define LONG_BASE_US 20
 #define LONG_FRAME_US 2
+
+/* Count work for @p qp (its owner only): one writer, read by any thread. */
+static inline void
+engine_count_work(struct droce_engine *e, struct droce_qp *qp)
+{
+	uint64_t *w = &qp->engine_work[e->queue];
+
+	__atomic_store_n(w, *w + 1, __ATOMIC_RELAXED);
+}
 
 static void
 engine_release(struct droce_qp *qp)
@@ -183,6 +197,7 @@ engine_run_active(struct droce_engine *e)
 		if (droce_tx_room(&e->tx) == 0)
 			continue;
 		work++;
+		engine_count_work(e, qp);
 		if (!engine_serve_qp(e, qp) && !engine_qp_stays(qp))
 			engine_deactivate(e, qp);
 	}
@@ -199,6 +214,7 @@ engine_rx_qp(struct droce_engine *e, struct droce_qp *qp, struct rte_mbuf *m)
 		return;
 	}
 	qp->stats.rx_pkts++;
+	engine_count_work(e, qp);
 	/* One check before any handler: the handlers trust what passed. */
 	if (!droce_rx_check(&e->tx, qp, m, pkt)) {
 		qp->stats.dropped++;
@@ -241,11 +257,14 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 		engine_rx_qp(e, droce_num_table_lookup(e->qpt, pkt->qpn), m);
 		return;
 	}
+	/* Every engine gets a copy (droce_port_rx()) and serves its own
+	 * members; the port's first engine counts a group nobody joined. */
 	n = droce_port_mcast_qpns(e->port, pkt->dgid, qpn);
-	if (n == 0)
+	if (n == 0 && e->queue == 0)
 		e->stats.rx.rx_unknown_qpn++;
 	for (unsigned i = 0; i < n; i++)
-		engine_rx_qp(e, droce_num_table_lookup(e->qpt, qpn[i]), m);
+		if (droce_qpn_engine(qpn[i], droce_port_nb_queues(e->port)) == e->queue)
+			engine_rx_qp(e, droce_num_table_lookup(e->qpt, qpn[i]), m);
 }
 
 /*
@@ -304,7 +323,7 @@ engine_flush_tx(struct droce_engine *e)
 	if (e->tx.n == 0)
 		return 0;
 	engine_count_tx(e);
-	sent = droce_port_tx(e->port, e->tx.pkts, e->tx.n);
+	sent = droce_port_tx(e->port, e->queue, e->tx.pkts, e->tx.n);
 	if (sent < e->tx.n)
 		memmove(e->tx.pkts, e->tx.pkts + sent, (e->tx.n - sent) * sizeof(e->tx.pkts[0]));
 	e->tx.n -= sent;
@@ -355,10 +374,10 @@ engine_iteration(struct droce_engine *e)
 	e->tx.now = start;
 	/* Frames left over from a full link go first, in order. */
 	moved = engine_flush_tx(e);
-	n = droce_port_rx(e->port, pkts, RX_BURST);
+	n = droce_port_rx(e->port, e->queue, pkts, RX_BURST);
 	engine_count_rx(e, pkts, n);
 	for (i = 0; i < n; i++) {
-		if (droce_port_rx_verify(e->port, pkts[i], e->tx.now))
+		if (droce_port_rx_verify(e->port, e->queue, pkts[i], e->tx.now))
 			engine_rx_one(e, pkts[i]);
 		rte_pktmbuf_free(pkts[i]);
 	}
@@ -366,7 +385,7 @@ engine_iteration(struct droce_engine *e)
 	engine_take_kicks(e);
 	served = engine_run_active(e);
 	moved += engine_flush_tx(e);
-	droce_port_tick(e->port);
+	droce_port_tick(e->port, e->queue);
 	/* Busy means frames moved: a QP waiting for its ACK is served in
 	 * every iteration, and that is polling. */
 	if (moved > 0)
@@ -448,6 +467,7 @@ engine_thread(void *arg)
 int
 droce_engine_thread_start(struct droce_engine *e, unsigned idle_sleep_us)
 {
+	char name[16]; /* the kernel's limit, with the NUL */
 	int rc;
 
 	e->idle_sleep_us = idle_sleep_us;
@@ -455,7 +475,8 @@ droce_engine_thread_start(struct droce_engine *e, unsigned idle_sleep_us)
 	rc = pthread_create(&e->thread, NULL, engine_thread, e);
 	if (rc != 0)
 		return -rc;
-	pthread_setname_np(e->thread, "droce-engine");
+	snprintf(name, sizeof(name), "droce-engine%u", e->queue % DROCE_PORT_QUEUES_MAX);
+	pthread_setname_np(e->thread, name);
 	e->thread_running = true;
 	return 0;
 }
@@ -477,7 +498,7 @@ droce_engine_lcore_start(struct droce_engine *e, unsigned lcore)
 }
 
 int
-droce_engine_create(struct droce_port *port, struct droce_num_table *qpt,
+droce_engine_create(struct droce_port *port, uint16_t queue, struct droce_num_table *qpt,
 		    const struct droce_num_table *srqt, const struct droce_mr_table *mrt, struct rte_rcu_qsbr *rcu,
 		    unsigned rcu_id, const char *name, struct droce_engine **out)
 {
@@ -493,6 +514,8 @@ droce_engine_create(struct droce_port *port, struct droce_num_table *qpt,
 	if (e == NULL)
 		return -ENOMEM;
 	e->port = port;
+	e->queue = queue;
+	e->tx.queue = queue;
 	e->qpt = qpt;
 	e->rcu = rcu;
 	e->rcu_id = rcu_id;
@@ -507,7 +530,7 @@ droce_engine_create(struct droce_port *port, struct droce_num_table *qpt,
 	droce_cc_init(&e->tx.cc, droce_port_cc_conf(port), droce_port_link_mbps(port),
 		      rte_get_tsc_hz());
 	e->tx.zcs = &e->stats.zc;
-	e->burst = droce_port_cycles(port);
+	e->burst = droce_port_cycles(port, queue);
 	e->long_base = rte_get_tsc_hz() / 1000000 * LONG_BASE_US;
 	e->long_frame = rte_get_tsc_hz() / 1000000 * LONG_FRAME_US;
 	e->tx.srqt = srqt;

@@ -3,10 +3,14 @@
  * @file
  * The engine: droce's poll loop for one port queue.
  *
- * One iteration receives a burst, hands each RoCE packet to the responder
- * or completer of the QP it names, runs the requester and responder
- * output of every active QP, checks their timers and transmits. Every QP
- * belongs to exactly one engine, so nothing on this path takes a lock.
+ * A device has one engine per queue of its port. One iteration receives a
+ * burst on the engine's queue, hands each RoCE packet to the responder or
+ * completer of the QP it names, runs the requester and responder output
+ * of every active QP, checks their timers and transmits on the queue.
+ * Every QP belongs to exactly one engine, the one droce_qpn_engine() names
+ * for its QPN (the port hands it every frame of its QPs, whichever queue
+ * they arrive on), so nothing on this path takes a lock shared with
+ * another engine.
  *
  * An iteration runs in whichever thread gets the engine first: a service
  * lcore (the engine is an rte_service), droce's progress thread, or an
@@ -63,6 +67,10 @@ struct droce_engine_stats {
 
 struct droce_engine {
 	struct droce_port *port;
+	uint16_t queue;              /**< its port queue, and its index in the device */
+	/** The device's next engine (NULL after the last): what an
+	 *  application thread runs when it helps every engine. */
+	struct droce_engine *next;
 	struct droce_num_table *qpt;
 	struct rte_rcu_qsbr *rcu;
 	unsigned rcu_id;             /**< this engine's reader id in @ref rcu */
@@ -87,11 +95,12 @@ struct droce_engine {
 };
 
 /**
- * Create an engine for @p port, registered as an rte_service named @p name.
- * @p qpt and @p srqt are the device's QPN and XRC SRQ number tables.
+ * Create the engine of @p port's queue @p queue, registered as an
+ * rte_service named @p name. @p qpt and @p srqt are the device's QPN and
+ * XRC SRQ number tables; @p rcu_id its reader id in the device's @p rcu.
  * @return 0 or a negative errno.
  */
-int droce_engine_create(struct droce_port *port, struct droce_num_table *qpt,
+int droce_engine_create(struct droce_port *port, uint16_t queue, struct droce_num_table *qpt,
 			const struct droce_num_table *srqt, const struct droce_mr_table *mrt, struct rte_rcu_qsbr *rcu,
 			unsigned rcu_id, const char *name, struct droce_engine **out);
 

@@ -17,7 +17,7 @@
 #define ARP_FRAME_MIN (RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN)
 
 static int
-arp_send(struct droce_port *p, uint16_t op, const struct rte_ether_addr *dst,
+arp_send(struct droce_port *p, struct droce_port_queue *pq, uint16_t op, const struct rte_ether_addr *dst,
 	 const struct rte_ether_addr *tha, uint32_t tip, uint16_t vlan_tci)
 {
 	uint32_t len = sizeof(struct rte_ether_hdr) + sizeof(struct rte_arp_hdr) +
@@ -55,28 +55,28 @@ arp_send(struct droce_port *p, uint16_t op, const struct rte_ether_addr *dst,
 	arp->arp_data.arp_sip = rte_cpu_to_be_32(p->ipv4);
 	arp->arp_data.arp_tha = *tha;
 	arp->arp_data.arp_tip = rte_cpu_to_be_32(tip);
-	if (droce_port_tx(p, &m, 1) == 0) {
+	if (droce_port_queue_tx(p, pq, &m, 1) == 0) {
 		rte_pktmbuf_free(m);
 		return -ENOBUFS;
 	}
-	DROCE_STAT_ADD(p, tx_arp, 1);
+	DROCE_STAT_ADD(pq, tx_arp, 1);
 	return 0;
 }
 
 int
-droce_arp_request(struct droce_port *p, uint32_t ip)
+droce_arp_request(struct droce_port *p, struct droce_port_queue *pq, uint32_t ip)
 {
 	static const struct rte_ether_addr bcast = {
 		.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }
 	};
 	static const struct rte_ether_addr unknown;
 
-	return arp_send(p, RTE_ARP_OP_REQUEST, &bcast, &unknown, ip, 0);
+	return arp_send(p, pq, RTE_ARP_OP_REQUEST, &bcast, &unknown, ip, 0);
 }
 
 void
-droce_arp_input(struct droce_port *p, struct rte_mbuf *m, uint32_t off,
-		uint16_t vlan_tci)
+droce_arp_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
+		uint32_t off, uint16_t vlan_tci)
 {
 	struct rte_arp_hdr buf;
 	const struct rte_arp_hdr *arp = rte_pktmbuf_read(m, off, sizeof(buf), &buf);
@@ -87,11 +87,11 @@ droce_arp_input(struct droce_port *p, struct rte_mbuf *m, uint32_t off,
 	if (arp == NULL || arp->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) ||
 	    arp->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
 	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != sizeof(uint32_t)) {
-		DROCE_STAT_ADD(p, rx_malformed, 1);
+		DROCE_STAT_ADD(pq, rx_malformed, 1);
 		rte_pktmbuf_free(m);
 		return;
 	}
-	DROCE_STAT_ADD(p, rx_arp, 1);
+	DROCE_STAT_ADD(pq, rx_arp, 1);
 	op = rte_be_to_cpu_16(arp->arp_opcode);
 	sip = rte_be_to_cpu_32(arp->arp_data.arp_sip);
 	tip = rte_be_to_cpu_32(arp->arp_data.arp_tip);
@@ -104,5 +104,5 @@ droce_arp_input(struct droce_port *p, struct rte_mbuf *m, uint32_t off,
 	droce_neigh_learn(p, sip, &sha, vlan_tci, rte_get_tsc_cycles());
 	if (op == RTE_ARP_OP_REQUEST && p->ipv4 != 0 && tip == p->ipv4 &&
 	    rte_is_valid_assigned_ether_addr(&sha))
-		arp_send(p, RTE_ARP_OP_REPLY, &sha, &sha, sip, vlan_tci);
+		arp_send(p, pq, RTE_ARP_OP_REPLY, &sha, &sha, sip, vlan_tci);
 }

@@ -41,8 +41,9 @@ struct droce_capture {
 	rte_pcapng_t *pcapng;
 	struct rte_mempool *mp;
 	uint64_t start_ns;
-	uint64_t written;        /* engine thread */
-	uint64_t dropped;        /* engine thread: no copy or write failed */
+	/* Added to by every engine of the port (atomically), read at stop. */
+	uint64_t written;
+	uint64_t dropped;        /* no copy or write failed */
 };
 
 static uint64_t
@@ -221,7 +222,7 @@ droce_capture_copy(struct droce_capture *c, uint16_t port_id,
 		copies[i] = rte_pcapng_copy(port_id, 0, pkts[i], c->mp,
 					    DROCE_PORT_DATA_ROOM, now, dir);
 		if (copies[i] == NULL)
-			c->dropped++;
+			__atomic_fetch_add(&c->dropped, 1, __ATOMIC_RELAXED);
 	}
 	rte_spinlock_unlock(&capture_clock_lock);
 }
@@ -239,9 +240,9 @@ droce_capture_write(struct droce_capture *c, struct rte_mbuf **copies, uint16_t 
 	/* DPDK 22.11's writer does not free what it wrote (dpdk-dumpcap frees
 	 * after it too): the copies go back to the pool here. */
 	if (rte_pcapng_write_packets(c->pcapng, copies, k) < 0)
-		c->dropped += k;
+		__atomic_fetch_add(&c->dropped, k, __ATOMIC_RELAXED);
 	else
-		c->written += k;
+		__atomic_fetch_add(&c->written, k, __ATOMIC_RELAXED);
 	rte_pktmbuf_free_bulk(copies, k);
 }
 

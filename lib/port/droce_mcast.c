@@ -219,7 +219,7 @@ droce_port_mcast_copy(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n,
 }
 
 void
-droce_port_mcast_copies_done(struct droce_port *p, struct rte_mbuf **copies, uint16_t n,
+droce_port_mcast_copies_done(struct droce_port_queue *pq, struct rte_mbuf **copies, uint16_t n,
 			     uint16_t sent)
 {
 	for (uint16_t i = 0; i < n; i++) {
@@ -227,7 +227,7 @@ droce_port_mcast_copies_done(struct droce_port *p, struct rte_mbuf **copies, uin
 			continue;
 		/* A frame the ethdev did not take is sent (and copied) again
 		 * later; one it took loops back (lost if the ring is full). */
-		if (i >= sent || rte_ring_sp_enqueue(p->lo, copies[i]) != 0)
+		if (i >= sent || rte_ring_sp_enqueue(pq->lo, copies[i]) != 0)
 			rte_pktmbuf_free(copies[i]);
 	}
 }

@@ -2,11 +2,17 @@
 /*
  * The neighbour table: IPv4 address to MAC for the hosts of the port's
  * subnet, learned from ARP and from RoCE traffic, resolved with ARP
- * requests. An rte_hash maps the address to a slot of p->neigh[]; only the
- * engine thread touches the hash, so it needs no lock. droce_port_dump()
- * may read the slots from another thread: each slot's state is written
- * last, and a slot is never freed before the port, so the worst a
- * concurrent dump sees is an entry in the middle of an update.
+ * requests. An rte_hash maps the address to a slot of p->neigh[].
+ *
+ * Every engine of the port uses the table, and learning runs for RoCE
+ * frames on the hot path, so lookups take no lock: the hash is in
+ * RW_CONCURRENCY_LF mode and a slot's contents are read under its
+ * seqlock. Changes (a new address, a new MAC, expiry) take the port's
+ * neigh_lock; a sender that is already known as it says costs a lookup
+ * and a store of its time. Expiry runs on queue 0's engine. A deleted
+ * key's slot is freed one scan (a second) later, and readers check that
+ * the slot still holds the address they looked up, so a reader never
+ * takes another host's MAC. droce_port_dump() reads the slots the same way.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -39,11 +45,17 @@ droce_neigh_init(struct droce_port *p)
 		.entries = DROCE_NEIGH_MAX,
 		.key_len = sizeof(uint32_t),
 		.socket_id = rte_eth_dev_socket_id(p->port_id),
-		/* Overflow buckets: adding fails only when every slot is taken. */
-		.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
+		/* Overflow buckets: adding fails only when every slot is
+		 * taken; lock-free lookups beside one writer at a time. */
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE |
+			      RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF,
 	};
+	unsigned i;
 
 	snprintf(name, sizeof(name), "droce_nb%u", p->port_id);
+	rte_spinlock_init(&p->neigh_lock);
+	for (i = 0; i < DROCE_NEIGH_MAX; i++)
+		rte_seqlock_init(&p->neigh[i].sl);
 	p->neigh_hash = rte_hash_create(&hp);
 	return p->neigh_hash == NULL ? -rte_errno : 0;
 }
@@ -70,7 +82,64 @@ droce_neigh_on_link(const struct droce_port *p, uint32_t ip)
 	return true;
 }
 
-/* The slot of @p ip, added as pending when absent. NULL when full. */
+/*
+ * The slot's fields are stored and loaded with relaxed atomics inside the
+ * seqlock: the seqlock makes a copy consistent, the atomics make a copy
+ * that races with a writer (and is then retried) well defined.
+ */
+static void
+neigh_fields_copy(struct droce_neigh *dst, const struct droce_neigh *src)
+{
+	unsigned i;
+
+	__atomic_store_n(&dst->ip, __atomic_load_n(&src->ip, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&dst->state, __atomic_load_n(&src->state, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&dst->vlan_tci, __atomic_load_n(&src->vlan_tci, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	for (i = 0; i < RTE_ETHER_ADDR_LEN; i++)
+		__atomic_store_n(&dst->mac.addr_bytes[i],
+				 __atomic_load_n(&src->mac.addr_bytes[i], __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+}
+
+/* Under neigh_lock: give slot @p e these fields. */
+static void
+neigh_set(struct droce_neigh *e, uint32_t ip, enum droce_neigh_state state,
+	  const struct rte_ether_addr *mac, uint16_t vlan_tci)
+{
+	struct droce_neigh v = { .ip = ip, .state = state, .vlan_tci = vlan_tci };
+
+	if (mac != NULL)
+		v.mac = *mac;
+	rte_seqlock_write_lock(&e->sl);
+	neigh_fields_copy(e, &v);
+	rte_seqlock_write_unlock(&e->sl);
+}
+
+static void
+neigh_copy(const struct droce_port *p, int32_t pos, struct droce_neigh *out)
+{
+	const struct droce_neigh *e = &p->neigh[pos];
+	uint32_t sn;
+
+	do {
+		sn = rte_seqlock_read_begin(&e->sl);
+		neigh_fields_copy(out, e);
+	} while (rte_seqlock_read_retry(&e->sl, sn));
+}
+
+/* A consistent copy of slot @p pos's ip, state, mac and vlan_tci in
+ * @p out. @return true when it holds @p ip. Any engine, no lock. */
+static bool
+neigh_read(const struct droce_port *p, int32_t pos, uint32_t ip, struct droce_neigh *out)
+{
+	neigh_copy(p, pos, out);
+	return out->ip == ip && out->state != DROCE_NEIGH_FREE;
+}
+
+/* Under neigh_lock: the slot of @p ip, added as pending when absent.
+ * NULL when full. */
 static struct droce_neigh *
 neigh_get(struct droce_port *p, uint32_t ip, uint64_t now)
 {
@@ -86,10 +155,9 @@ neigh_get(struct droce_port *p, uint32_t ip, uint64_t now)
 		return NULL;
 	}
 	e = &p->neigh[pos];
-	memset(e, 0, sizeof(*e));
-	e->ip = ip;
-	e->updated = now;
-	__atomic_store_n(&e->state, DROCE_NEIGH_PENDING, __ATOMIC_RELEASE);
+	neigh_set(e, ip, DROCE_NEIGH_PENDING, NULL, 0);
+	__atomic_store_n(&e->updated, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->solicited, 0, __ATOMIC_RELAXED);
 	return e;
 }
 
@@ -98,61 +166,80 @@ droce_neigh_learn(struct droce_port *p, uint32_t ip,
 		  const struct rte_ether_addr *mac, uint16_t vlan_tci,
 		  uint64_t now)
 {
-	struct droce_neigh *e;
+	struct droce_neigh cur, *e;
+	int32_t pos;
 
 	if (!droce_neigh_on_link(p, ip) || !rte_is_valid_assigned_ether_addr(mac))
 		return;
+	/* The common case, a known host that says what it said before: no lock. */
+	pos = rte_hash_lookup(p->neigh_hash, &ip);
+	if (pos >= 0 && neigh_read(p, pos, ip, &cur) && cur.state == DROCE_NEIGH_VALID &&
+	    cur.vlan_tci == vlan_tci && rte_is_same_ether_addr(&cur.mac, mac)) {
+		__atomic_store_n(&p->neigh[pos].updated, now, __ATOMIC_RELAXED);
+		return;
+	}
+	rte_spinlock_lock(&p->neigh_lock);
 	e = neigh_get(p, ip, now);
-	if (e == NULL)
-		return;
-	e->updated = now;
-	if (e->state == DROCE_NEIGH_VALID && e->vlan_tci == vlan_tci &&
-	    rte_is_same_ether_addr(&e->mac, mac))
-		return;
-	e->mac = *mac;
-	e->vlan_tci = vlan_tci;
-	__atomic_store_n(&e->state, DROCE_NEIGH_VALID, __ATOMIC_RELEASE);
+	if (e != NULL) {
+		__atomic_store_n(&e->updated, now, __ATOMIC_RELAXED);
+		neigh_set(e, ip, DROCE_NEIGH_VALID, mac, vlan_tci);
+	}
+	rte_spinlock_unlock(&p->neigh_lock);
 }
 
-/* Send an ARP request for @p e unless one went out very recently. */
+/* Send an ARP request for @p e on @p pq unless one went out very
+ * recently: the engine that wins the update of the time sends it. */
 static void
-neigh_solicit(struct droce_port *p, struct droce_neigh *e, uint64_t now)
+neigh_solicit(struct droce_port *p, struct droce_port_queue *pq, struct droce_neigh *e,
+	      uint32_t ip, uint64_t now)
 {
-	if (e->solicited != 0 &&
-	    now - e->solicited < p->tsc_hz * NEIGH_SOLICIT_MS / 1000)
+	uint64_t last = __atomic_load_n(&e->solicited, __ATOMIC_RELAXED);
+
+	if (last != 0 && now - last < p->tsc_hz * NEIGH_SOLICIT_MS / 1000)
 		return;
-	e->solicited = now;
-	droce_arp_request(p, e->ip);
+	if (__atomic_compare_exchange_n(&e->solicited, &last, now, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		droce_arp_request(p, pq, ip);
 }
 
 int
-droce_neigh_resolve(struct droce_port *p, uint32_t ip,
+droce_neigh_resolve(struct droce_port *p, struct droce_port_queue *pq, uint32_t ip,
 		    struct rte_ether_addr *mac, uint16_t *vlan_tci)
 {
 	uint64_t now = rte_get_tsc_cycles();
-	struct droce_neigh *e = neigh_get(p, ip, now);
+	struct droce_neigh cur, *e;
+	int32_t pos = rte_hash_lookup(p->neigh_hash, &ip);
 
-	if (e == NULL) {
-		/* Full: make room from what has expired, and let the caller retry. */
-		p->neigh_gc_next = 0;
-		droce_neigh_gc(p, now);
+	if (pos < 0 || !neigh_read(p, pos, ip, &cur)) {
+		rte_spinlock_lock(&p->neigh_lock);
+		e = neigh_get(p, ip, now);
+		rte_spinlock_unlock(&p->neigh_lock);
+		if (e == NULL) {
+			/* Full: have the next scan make room from what has
+			 * expired, and let the caller retry. */
+			__atomic_store_n(&p->neigh_gc_next, 0, __ATOMIC_RELAXED);
+			return -EAGAIN;
+		}
+		neigh_solicit(p, pq, e, ip, now);
 		return -EAGAIN;
 	}
-	if (e->state == DROCE_NEIGH_VALID) {
-		if (now - e->updated > p->tsc_hz * NEIGH_REFRESH_S)
-			neigh_solicit(p, e, now);
-		*mac = e->mac;
-		*vlan_tci = e->vlan_tci;
+	e = &p->neigh[pos];
+	if (cur.state == DROCE_NEIGH_VALID) {
+		if (now - __atomic_load_n(&e->updated, __ATOMIC_RELAXED) >
+		    p->tsc_hz * NEIGH_REFRESH_S)
+			neigh_solicit(p, pq, e, ip, now);
+		*mac = cur.mac;
+		*vlan_tci = cur.vlan_tci;
 		return 0;
 	}
 	/* Pending: someone still wants it. */
-	e->updated = now;
-	neigh_solicit(p, e, now);
+	__atomic_store_n(&e->updated, now, __ATOMIC_RELAXED);
+	neigh_solicit(p, pq, e, ip, now);
 	return -EAGAIN;
 }
 
 void
-droce_neigh_gc(struct droce_port *p, uint64_t now)
+droce_neigh_gc(struct droce_port *p, struct droce_port_queue *pq, uint64_t now)
 {
 	uint32_t expired[DROCE_NEIGH_MAX];
 	unsigned nb_expired = 0, i;
@@ -161,49 +248,56 @@ droce_neigh_gc(struct droce_port *p, uint64_t now)
 	uint32_t next = 0;
 	int32_t pos;
 
-	if (now < p->neigh_gc_next)
+	if (now < __atomic_load_n(&p->neigh_gc_next, __ATOMIC_RELAXED))
 		return;
-	p->neigh_gc_next = now + p->tsc_hz * NEIGH_GC_S;
+	__atomic_store_n(&p->neigh_gc_next, now + p->tsc_hz * NEIGH_GC_S, __ATOMIC_RELAXED);
+	rte_spinlock_lock(&p->neigh_lock);
+	/* The slots the last scan deleted: no lookup that found them runs
+	 * this long. */
+	for (i = 0; i < p->nb_neigh_dead; i++)
+		rte_hash_free_key_with_position(p->neigh_hash, p->neigh_dead[i]);
+	p->nb_neigh_dead = 0;
 	/* Collect first: deleting moves keys under a running iteration. */
 	while ((pos = rte_hash_iterate(p->neigh_hash, &key, &data, &next)) >= 0) {
 		struct droce_neigh *e = &p->neigh[pos];
-		uint64_t age = now - e->updated;
+		uint64_t age = now - __atomic_load_n(&e->updated, __ATOMIC_RELAXED);
 
 		if (e->state == DROCE_NEIGH_VALID ? age > p->tsc_hz * NEIGH_TTL_S :
 		    age > p->tsc_hz * NEIGH_PENDING_TTL_S)
 			expired[nb_expired++] = e->ip;
 		else if (e->state == DROCE_NEIGH_PENDING)
-			neigh_solicit(p, e, now);
+			neigh_solicit(p, pq, e, e->ip, now);
 	}
 	for (i = 0; i < nb_expired; i++) {
 		pos = rte_hash_del_key(p->neigh_hash, &expired[i]);
-		if (pos >= 0)
-			__atomic_store_n(&p->neigh[pos].state, DROCE_NEIGH_FREE,
-					 __ATOMIC_RELEASE);
+		if (pos < 0)
+			continue;
+		neigh_set(&p->neigh[pos], expired[i], DROCE_NEIGH_FREE, NULL, 0);
+		p->neigh_dead[p->nb_neigh_dead++] = pos;
 	}
+	rte_spinlock_unlock(&p->neigh_lock);
 }
 
 void
 droce_neigh_dump(const struct droce_port *p, FILE *f)
 {
 	uint64_t now = rte_get_tsc_cycles();
-	const struct droce_neigh *e;
+	struct droce_neigh e;
 	char mac[RTE_ETHER_ADDR_FMT_SIZE];
 	unsigned i;
-	uint8_t state;
 
 	fprintf(f, "  neighbours:\n");
 	for (i = 0; i < DROCE_NEIGH_MAX; i++) {
-		e = &p->neigh[i];
-		state = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
-		if (state == DROCE_NEIGH_FREE)
+		neigh_copy(p, (int32_t)i, &e);
+		if (e.state == DROCE_NEIGH_FREE)
 			continue;
-		rte_ether_format_addr(mac, sizeof(mac), &e->mac);
+		rte_ether_format_addr(mac, sizeof(mac), &e.mac);
 		fprintf(f, "    %u.%u.%u.%u %s vlan %u %s, %" PRIu64 " s old\n",
-			e->ip >> 24, (e->ip >> 16) & 0xff, (e->ip >> 8) & 0xff,
-			e->ip & 0xff, state == DROCE_NEIGH_VALID ? mac : "(incomplete)",
-			e->vlan_tci & RTE_VLAN_ID_MASK,
-			state == DROCE_NEIGH_VALID ? "valid" : "pending",
-			(now - e->updated) / p->tsc_hz);
+			e.ip >> 24, (e.ip >> 16) & 0xff, (e.ip >> 8) & 0xff,
+			e.ip & 0xff, e.state == DROCE_NEIGH_VALID ? mac : "(incomplete)",
+			e.vlan_tci & RTE_VLAN_ID_MASK,
+			e.state == DROCE_NEIGH_VALID ? "valid" : "pending",
+			(now - __atomic_load_n(&p->neigh[i].updated, __ATOMIC_RELAXED)) /
+			p->tsc_hz);
 	}
 }

@@ -61,22 +61,23 @@ port_mac_setup(struct droce_port *p, const struct droce_port_conf *conf)
 	return 0;
 }
 
-/* Queues on the ethdev the driver configured. */
+/* Queues on the ethdev the driver configured: one RX/TX pair per engine. */
 static int
 port_queues_setup(struct droce_port *p, const struct droce_port_conf *conf)
 {
 	uint16_t nb_rxd = conf->nb_rxd ? conf->nb_rxd : DROCE_PORT_NB_DESC;
 	uint16_t nb_txd = conf->nb_txd ? conf->nb_txd : DROCE_PORT_NB_DESC;
 	int socket = rte_eth_dev_socket_id(p->port_id);
+	unsigned i;
 	int ret;
 
 	ret = rte_eth_dev_adjust_nb_rx_tx_desc(p->port_id, &nb_rxd, &nb_txd);
-	if (ret != 0)
-		return ret;
-	ret = rte_eth_rx_queue_setup(p->port_id, 0, nb_rxd, socket, NULL, p->mp);
-	if (ret != 0)
-		return ret;
-	return rte_eth_tx_queue_setup(p->port_id, 0, nb_txd, socket, NULL);
+	for (i = 0; ret == 0 && i < p->nb_queues; i++) {
+		ret = rte_eth_rx_queue_setup(p->port_id, p->q[i].qid, nb_rxd, socket, NULL, p->mp);
+		if (ret == 0)
+			ret = rte_eth_tx_queue_setup(p->port_id, p->q[i].qid, nb_txd, socket, NULL);
+	}
+	return ret;
 }
 
 /* The size of the port's mbufs and its IB MTU: the configured one, or
@@ -98,38 +99,67 @@ port_mtu_choose(struct droce_port *p, const struct droce_port_conf *conf)
 	return 0;
 }
 
-/* The mbuf pool and the loopback ring, which can hold all of its mbufs. */
+/* The mbuf pool, and per queue a loopback ring and a redirect ring, which
+ * can each hold all of its mbufs. Each queue beyond the first pins the
+ * mbufs of its own RX and TX descriptors: the default pool grows by as
+ * many. */
 static int
 port_buffers_create(struct droce_port *p, const struct droce_port_conf *conf)
 {
-	uint32_t nb = conf->nb_mbufs ? conf->nb_mbufs : DROCE_PORT_NB_MBUFS;
+	uint32_t nb = conf->nb_mbufs ? conf->nb_mbufs :
+		      DROCE_PORT_NB_MBUFS + (p->nb_queues - 1u) * 2 * DROCE_PORT_NB_DESC;
 	int socket = rte_eth_dev_socket_id(p->port_id);
 	char name[RTE_MEMPOOL_NAMESIZE];
+	unsigned i;
 
 	snprintf(name, sizeof(name), "droce_mp%u", p->port_id);
 	p->mp = rte_pktmbuf_pool_create(name, nb, RTE_MIN(nb / 8, 256u), DROCE_PORT_MBUF_PRIV,
 					RTE_PKTMBUF_HEADROOM + p->data_room, socket);
 	if (p->mp == NULL)
 		return -rte_errno;
-	snprintf(name, sizeof(name), "droce_lo%u", p->port_id);
-	p->lo = rte_ring_create(name, nb, socket,
-				RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
-	return p->lo == NULL ? -rte_errno : 0;
+	for (i = 0; i < p->nb_queues; i++) {
+		struct droce_port_queue *pq = &p->q[i];
+
+		snprintf(name, sizeof(name), "droce_lo%u_%u", p->port_id, i);
+		pq->lo = rte_ring_create(name, nb, socket,
+					 RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+		if (pq->lo == NULL)
+			return -rte_errno;
+		if (p->nb_queues == 1)
+			continue;
+		snprintf(name, sizeof(name), "droce_rd%u_%u", p->port_id, i);
+		pq->redirect = rte_ring_create(name, nb, socket, RING_F_SC_DEQ | RING_F_EXACT_SZ);
+		if (pq->redirect == NULL)
+			return -rte_errno;
+	}
+	return 0;
+}
+
+/* Free ring @p r and the frames in it; NULL is fine. */
+static void
+port_ring_free(struct rte_ring *r)
+{
+	struct rte_mbuf *m;
+
+	if (r == NULL)
+		return;
+	while (rte_ring_sc_dequeue(r, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(r);
 }
 
 /* Free what attach made; everything may be missing. */
 static void
 port_free(struct droce_port *p)
 {
-	struct rte_mbuf *m;
+	unsigned i;
 
-	if (p->lo != NULL) {
-		while (rte_ring_sc_dequeue(p->lo, (void **)&m) == 0)
-			rte_pktmbuf_free(m);
-		rte_ring_free(p->lo);
+	for (i = 0; p->q != NULL && i < p->nb_queues; i++) {
+		port_ring_free(p->q[i].lo);
+		port_ring_free(p->q[i].redirect);
+		droce_fault_fini(&p->q[i].fault_rx);
+		droce_fault_fini(&p->q[i].fault_tx);
 	}
-	droce_fault_fini(&p->fault_rx);
-	droce_fault_fini(&p->fault_tx);
 	if (p->bottleneck != NULL) {
 		droce_bottleneck_fini(p->bottleneck);
 		rte_free(p->bottleneck);
@@ -137,6 +167,7 @@ port_free(struct droce_port *p)
 	droce_neigh_fini(p);
 	rte_mempool_free(p->mp);
 	pthread_mutex_destroy(&p->capture_lock);
+	rte_free(p->q);
 	rte_free(p);
 }
 
@@ -149,8 +180,39 @@ port_bottleneck_create(struct droce_port *p, const struct droce_port_conf *conf)
 	p->bottleneck = rte_zmalloc("droce_bottleneck", sizeof(*p->bottleneck), 0);
 	if (p->bottleneck == NULL)
 		return -ENOMEM;
-	droce_bottleneck_init(p->bottleneck, &conf->bottleneck, &p->stats.rx_bottleneck,
+	droce_bottleneck_init(p->bottleneck, &conf->bottleneck, &p->q[0].stats.rx_bottleneck,
 			      rte_get_tsc_hz(), rte_get_tsc_cycles());
+	return 0;
+}
+
+/* The faults of @p conf on queue @p q: the seed moves by the queue number,
+ * so queues do not drop the same frames in lockstep. */
+static struct droce_fault_conf
+port_fault_conf(const struct droce_fault_conf *conf, unsigned q)
+{
+	struct droce_fault_conf c = *conf;
+
+	c.seed += q;
+	return c;
+}
+
+/* The per-queue state of @p conf->nb_queues engines on queues 0..n-1. */
+static int
+port_queues_create(struct droce_port *p, const struct droce_port_conf *conf)
+{
+	unsigned i;
+
+	p->nb_queues = conf->nb_queues ? conf->nb_queues : 1;
+	p->q = rte_zmalloc_socket("droce_port_q", p->nb_queues * sizeof(*p->q),
+				  RTE_CACHE_LINE_SIZE, rte_eth_dev_socket_id(p->port_id));
+	if (p->q == NULL)
+		return -ENOMEM;
+	/* See droce_qpn_engine(). */
+	p->drv_ctx.nb_queues = p->nb_queues;
+	for (i = 0; i < p->nb_queues; i++) {
+		p->q[i].qid = (uint16_t)i;
+		p->drv_ctx.queues[i] = (uint16_t)i;
+	}
 	return 0;
 }
 
@@ -158,6 +220,7 @@ int
 droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 {
 	struct droce_port *p;
+	unsigned i;
 	int ret;
 
 	if (conf == NULL || out == NULL || !ib_mtu_valid(conf->mtu) ||
@@ -165,7 +228,11 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	    droce_fault_conf_check(&conf->fault_rx) != 0 ||
 	    droce_bottleneck_conf_check(&conf->bottleneck) != 0 ||
 	    droce_cc_conf_check(&conf->cc) != 0 ||
-	    droce_fault_conf_check(&conf->fault_tx) != 0)
+	    droce_fault_conf_check(&conf->fault_tx) != 0 ||
+	    conf->nb_queues > DROCE_PORT_QUEUES_MAX ||
+	    (conf->nb_queues != 0 && !rte_is_power_of_2(conf->nb_queues)) ||
+	    /* The bottleneck is one queue of frames: one engine's. */
+	    (conf->bottleneck.rate_mbps != 0 && conf->nb_queues > 1))
 		return -EINVAL;
 	if (!rte_eth_dev_is_valid_port(conf->port_id))
 		return -ENODEV;
@@ -189,22 +256,26 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 		goto fail;
 	}
 	ret = port_mtu_choose(p, conf);
+	if (ret == 0)
+		ret = port_queues_create(p, conf);
 	if (ret != 0)
 		goto fail;
 	p->drv_ctx.port_id = p->port_id;
 	p->drv_ctx.dev_info = &p->dev_info;
 	p->drv_ctx.eth_mtu = p->ib_mtu + DROCE_PORT_L3_OVERHEAD;
 	p->cc = conf->cc;
-	/* One engine, on queue 0 (see droce_qpn_engine()). */
-	p->drv_ctx.nb_queues = 1;
-	p->drv_ctx.queues[0] = 0;
 
 	ret = port_buffers_create(p, conf);
-	if (ret == 0) {
-		droce_fault_init(&p->fault_rx, &conf->fault_rx, p->mp, &p->stats.rx_fault);
-		droce_fault_init(&p->fault_tx, &conf->fault_tx, p->mp, &p->stats.tx_fault);
-		ret = port_bottleneck_create(p, conf);
+	for (i = 0; ret == 0 && i < p->nb_queues; i++) {
+		struct droce_port_queue *pq = &p->q[i];
+		struct droce_fault_conf rx = port_fault_conf(&conf->fault_rx, i);
+		struct droce_fault_conf tx = port_fault_conf(&conf->fault_tx, i);
+
+		droce_fault_init(&pq->fault_rx, &rx, p->mp, &pq->stats.rx_fault);
+		droce_fault_init(&pq->fault_tx, &tx, p->mp, &pq->stats.tx_fault);
 	}
+	if (ret == 0)
+		ret = port_bottleneck_create(p, conf);
 	if (ret == 0)
 		ret = droce_neigh_init(p);
 	if (ret == 0)
@@ -272,9 +343,15 @@ droce_port_link_mbps(const struct droce_port *p)
 }
 
 const struct droce_port_cycles *
-droce_port_cycles(const struct droce_port *p)
+droce_port_cycles(const struct droce_port *p, uint16_t q)
 {
-	return &p->cycles;
+	return &p->q[q].cycles;
+}
+
+uint16_t
+droce_port_nb_queues(const struct droce_port *p)
+{
+	return p->nb_queues;
 }
 
 uint16_t
@@ -309,18 +386,22 @@ droce_port_mtu(const struct droce_port *p)
 }
 
 void
-droce_port_tick(struct droce_port *p)
+droce_port_tick(struct droce_port *p, uint16_t q)
 {
+	struct droce_port_queue *pq = &p->q[q];
 	uint64_t now = rte_get_tsc_cycles();
 
 	/* Frames the TX fault stage held go out when due, traffic or not. */
-	if (unlikely(droce_fault_busy(&p->fault_tx))) {
+	if (unlikely(droce_fault_busy(&pq->fault_tx))) {
 		struct droce_capture *c = droce_capture_enter(p);
 
-		droce_port_tx_fault_flush(p, c, now);
+		droce_port_tx_fault_flush(p, pq, c, now);
 		droce_capture_exit(p, c);
 	}
-	droce_neigh_gc(p, now);
+	/* What the port does once, on the first engine. */
+	if (q != 0)
+		return;
+	droce_neigh_gc(p, pq, now);
 	droce_port_link_watch(p, now);
 }
 
@@ -331,16 +412,23 @@ droce_port_fault_set(struct droce_port *p, bool rx, const struct droce_fault_con
 
 	if (c == NULL)
 		c = &off;
+	unsigned i;
+
 	if (droce_fault_conf_check(c) != 0)
 		return -EINVAL;
-	droce_fault_set(rx ? &p->fault_rx : &p->fault_tx, c);
+	for (i = 0; i < p->nb_queues; i++) {
+		struct droce_fault_conf qc = port_fault_conf(c, i);
+
+		droce_fault_set(rx ? &p->q[i].fault_rx : &p->q[i].fault_tx, &qc);
+	}
 	return 0;
 }
 
 void
 droce_port_fault_get(const struct droce_port *p, bool rx, struct droce_fault_conf *c)
 {
-	droce_fault_get(rx ? &p->fault_rx : &p->fault_tx, c);
+	/* Queue 0's seed is the one set. */
+	droce_fault_get(rx ? &p->q[0].fault_rx : &p->q[0].fault_tx, c);
 }
 
 /* The counters are all uint64_t: copy them as an array. */
@@ -348,15 +436,35 @@ droce_port_fault_get(const struct droce_port *p, bool rx, struct droce_fault_con
 static_assert(sizeof(struct droce_port_stats) % sizeof(uint64_t) == 0,
 	      "struct droce_port_stats holds only uint64_t counters");
 
-void
-droce_port_stats_get(const struct droce_port *p, struct droce_port_stats *s)
+int
+droce_port_queue_stats_get(const struct droce_port *p, uint16_t q, struct droce_port_stats *s)
 {
-	const uint64_t *src = (const uint64_t *)&p->stats;
+	const uint64_t *src;
 	uint64_t *dst = (uint64_t *)s;
 	unsigned i;
 
+	if (q >= p->nb_queues)
+		return -EINVAL;
+	src = (const uint64_t *)&p->q[q].stats;
 	for (i = 0; i < STATS_NB; i++)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	return 0;
+}
+
+void
+droce_port_stats_get(const struct droce_port *p, struct droce_port_stats *s)
+{
+	struct droce_port_stats qs;
+	uint64_t *dst = (uint64_t *)s;
+	const uint64_t *src = (const uint64_t *)&qs;
+	unsigned q, i;
+
+	memset(s, 0, sizeof(*s));
+	for (q = 0; q < p->nb_queues; q++) {
+		droce_port_queue_stats_get(p, (uint16_t)q, &qs);
+		for (i = 0; i < STATS_NB; i++)
+			dst[i] += src[i];
+	}
 }
 
 #define STAT_NAME(f) { #f, offsetof(struct droce_port_stats, f) }
@@ -374,6 +482,7 @@ static const struct {
 	STAT_NAME(rx_frames), STAT_NAME(rx_roce), STAT_NAME(rx_arp),
 	STAT_NAME(rx_loopback), STAT_NAME(rx_not_roce), STAT_NAME(rx_malformed),
 	STAT_NAME(rx_bad_opcode), STAT_NAME(rx_bad_icrc), STAT_NAME(rx_not_ours),
+	STAT_NAME(rx_redirected_out), STAT_NAME(rx_redirected_in), STAT_NAME(rx_redirect_drops),
 	STAT_NAME(tx_frames), STAT_NAME(tx_arp), STAT_NAME(tx_busy),
 	FAULT_STAT_NAMES(rx), FAULT_STAT_NAMES(tx),
 	{ "rx_bottleneck_frames", offsetof(struct droce_port_stats, rx_bottleneck.frames) },
@@ -434,6 +543,7 @@ droce_port_dump(const struct droce_port *p, FILE *f)
 			p->ipv4 & 0xff, p->ipv4_prefix);
 	else
 		fprintf(f, "  ipv4 none\n");
+	fprintf(f, "  engines (queue pairs) %u\n", p->nb_queues);
 	fprintf(f, "  ib mtu %u, ethernet mtu %u %s, mbuf data room %u\n", p->ib_mtu,
 		p->drv_ctx.eth_mtu,
 		p->drv_ctx.mtu_set ? "(set on the ethdev)" : "(not set: the PMD refused)",

@@ -3,8 +3,9 @@
  * @file
  * A droce port: one DPDK ethdev that carries RoCEv2.
  *
- * The port owns the ethdev's queue 0 pair, the mbuf pool, the MAC and IP
- * addresses, the GID table and the neighbour (ARP) table. Its RX path
+ * The port owns nb_queues RX/TX queue pairs of the ethdev (one per
+ * engine), the mbuf pool, the MAC and IP addresses, the GID table and the
+ * neighbour (ARP) table. Its RX path
  * hands RoCEv2 packets, parsed and ICRC-checked, to the caller (the
  * engine) and deals with everything else itself: ARP is answered and
  * learned, the rest is counted and dropped. Its TX path sends frames the
@@ -14,9 +15,15 @@
  * them, before classification; sent frames before the ethdev or the
  * loopback take them.
  *
- * A port's RX and TX functions are called by one thread at a time (the
- * engine that owns the port); the control functions (attach, detach,
- * GID queries, capture) may be called from any thread.
+ * Queue q of the port belongs to engine q: the RX, TX, route and tick
+ * functions of one queue are called by one thread at a time (the engine
+ * that owns the queue), those of different queues concurrently. Each
+ * queue has its own counters, loopback ring and fault stages; a RoCE frame
+ * that arrives on a queue whose engine does not own its destination QP
+ * (droce_qpn_engine()) is handed to the owner's queue through that
+ * queue's redirect ring, a multi-producer ring its RX drains first. The
+ * control functions (attach, detach, GID queries, capture) may be called
+ * from any thread.
  */
 #ifndef DROCE_PORT_H
 #define DROCE_PORT_H
@@ -192,6 +199,9 @@ struct droce_port_conf {
 	 *  2048 at most); see droce_port_mtu(). */
 	uint16_t mtu;
 	uint16_t nb_rxd, nb_txd;     /**< descriptors per queue; 0: defaults */
+	/** Engines, one RX/TX queue pair each (queues 0..nb_queues-1): a
+	 *  power of two, 1..DROCE_PORT_QUEUES_MAX; 0: 1. */
+	uint16_t nb_queues;
 	uint32_t nb_mbufs;           /**< mbuf pool size; 0: default */
 	const char *capture;         /**< pcapng file to capture into; NULL: none */
 	/** Report the port active whatever the ethdev's link says: for links
@@ -212,7 +222,8 @@ struct droce_port_conf {
 	struct droce_cc_conf cc;
 };
 
-/** Counters of one port. Every field only grows. */
+/** Counters of one port queue, or of the port (the sum of its queues).
+ *  Every field only grows. */
 struct droce_port_stats {
 	uint64_t rx_frames;          /**< every frame received from the ethdev */
 	uint64_t rx_roce;            /**< RoCEv2 frames handed to the engine */
@@ -223,6 +234,9 @@ struct droce_port_stats {
 	uint64_t rx_bad_opcode;      /**< unknown BTH opcode, dropped */
 	uint64_t rx_bad_icrc;        /**< ICRC mismatch, dropped */
 	uint64_t rx_not_ours;        /**< to a MAC, or RoCEv2 to a GID, not ours; dropped */
+	uint64_t rx_redirected_out;  /**< RoCEv2 frames this queue received for another engine's QP, handed over */
+	uint64_t rx_redirected_in;   /**< RoCEv2 frames another queue received for this engine's QPs */
+	uint64_t rx_redirect_drops;  /**< frames for another engine dropped: its redirect ring was full */
 	uint64_t tx_frames;          /**< frames handed to the ethdev or looped back */
 	uint64_t tx_arp;             /**< ARP requests and replies sent */
 	uint64_t tx_busy;            /**< frames not taken for now: full ethdev or TX fault stage (kept by the caller) */
@@ -237,7 +251,7 @@ struct droce_port_stats {
  * the port's and not droce's. Running totals written by the engine thread
  * in droce_port_rx()/droce_port_tx() and read by the same thread around
  * each engine iteration (no atomics); the engine counters carry them to
- * other threads.
+ * other threads. One per queue.
  */
 struct droce_port_cycles {
 	uint64_t rx;                 /**< inside rte_eth_rx_burst() */
@@ -247,7 +261,7 @@ struct droce_port_cycles {
 struct droce_port;
 
 /**
- * Attach a droce port to an ethdev: configure one RX and one TX queue,
+ * Attach a droce port to an ethdev: configure conf->nb_queues RX and TX queues,
  * create the mbuf pool (with room for a struct droce_pkt in each mbuf's
  * private area, and for every frame of the port's IB MTU in one mbuf:
  * the mbufs are as large as the port driver allows, and the IB MTU is
@@ -268,35 +282,40 @@ droce_pkt_of(struct rte_mbuf *m)
 }
 
 /**
- * Receive up to @p n RoCEv2 frames addressed to this port (including
- * frames looped back by droce_port_tx()). Each returned mbuf has been
+ * Receive on queue @p q up to @p n RoCEv2 frames addressed to this port
+ * whose destination QP engine @p q owns: frames other queues handed over
+ * first, then frames looped back by droce_port_tx(), then the ethdev's
+ * (RoCE frames for other engines' QPs go to their owner's redirect
+ * ring). Each returned mbuf has been
  * parsed, droce_pkt_of(m) holds the result, but its ICRC is not checked
  * yet: pass each to droce_port_rx_verify() before reading its payload.
  * ARP and everything else are consumed and counted here.
  * @return the number of frames in @p pkts.
  */
-uint16_t droce_port_rx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n);
+uint16_t droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
 
 /**
  * Check the ICRC of a frame droce_port_rx() returned, right before it is
  * handled (so the frame is in cache for the payload copy that follows);
  * a good frame counts in rx_roce and teaches the neighbour table its
  * sender, a bad one counts in rx_bad_icrc. Nothing of a frame may reach
- * application memory before this said yes. @p now: the TSC.
+ * application memory before this said yes. @p q: the queue that
+ * returned it; @p now: the TSC.
  * @return true when the frame is good; either way it stays the caller's.
  */
-bool droce_port_rx_verify(struct droce_port *p, struct rte_mbuf *m, uint64_t now);
+bool droce_port_rx_verify(struct droce_port *p, uint16_t q, struct rte_mbuf *m, uint64_t now);
 
 /**
- * Send up to @p n complete frames (headers, payload, ICRC). Frames whose
- * destination is this port's own address are looped back to its RX.
+ * Send up to @p n complete frames (headers, payload, ICRC) on queue @p q.
+ * Frames whose destination is this port's own address are looped back to
+ * the RX of queue @p q (which hands them to their owner).
  * @return how many frames were taken; the caller still owns the rest and
  * sends them again later (nothing is dropped on a full ring). With TX
  * faults on, taken frames pass the fault stage first: the frames it holds
  * back or duplicates wait in the stage and go out on later calls of this
  * function or droce_port_tick(); only its deliberate drops are lost.
  */
-uint16_t droce_port_tx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n);
+uint16_t droce_port_tx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
 
 /** The pool the transport allocates frames from. */
 struct rte_mempool *droce_port_mempool(const struct droce_port *p);
@@ -307,8 +326,11 @@ const struct droce_cc_conf *droce_port_cc_conf(const struct droce_port *p);
 /** The ethdev's link speed in Mb/s now; 0 when it does not say. */
 uint32_t droce_port_link_mbps(const struct droce_port *p);
 
-/** The port's burst cycle totals (for the engine thread that owns it). */
-const struct droce_port_cycles *droce_port_cycles(const struct droce_port *p);
+/** Queue @p q's burst cycle totals (for the engine thread that owns it). */
+const struct droce_port_cycles *droce_port_cycles(const struct droce_port *p, uint16_t q);
+
+/** The number of queues (engines) of the port. */
+uint16_t droce_port_nb_queues(const struct droce_port *p);
 
 /** The ethdev behind the port. */
 uint16_t droce_port_ethdev(const struct droce_port *p);
@@ -397,20 +419,28 @@ unsigned droce_port_mcast_qpns(struct droce_port *p, const uint8_t gid[16],
  * @return 0 when the destination MAC is known; -EAGAIN when it is not yet
  * (an ARP request was sent, rate-limited: call again later); -EINVAL for a
  * bad GID index; -EHOSTUNREACH when @p dgid is not reachable on this port.
- * Engine thread only.
+ * The engine of queue @p q only (its ARP requests go out on that queue).
  */
-int droce_port_route(struct droce_port *p, int sgid_index, const uint8_t dgid[16],
+int droce_port_route(struct droce_port *p, uint16_t q, int sgid_index, const uint8_t dgid[16],
 		     struct droce_l3_addr *a);
 
 /**
- * Engine thread only: housekeeping that is due (ARP retries and expiry,
- * sending frames the TX fault stage held back once their time comes).
- * Cheap when nothing is due.
+ * The engine of queue @p q only: housekeeping that is due (sending frames
+ * the queue's TX fault stage held back once their time comes; on queue 0
+ * also ARP retries and expiry, and the link watch). Cheap when nothing is
+ * due.
  */
-void droce_port_tick(struct droce_port *p);
+void droce_port_tick(struct droce_port *p, uint16_t q);
 
-/** Snapshot of the port's counters. Any thread. */
+/** Snapshot of the port's counters: the sum of its queues'. Any thread. */
 void droce_port_stats_get(const struct droce_port *p, struct droce_port_stats *s);
+
+/**
+ * Snapshot of queue @p q's counters. Any thread.
+ * @return 0, or -EINVAL when the port has no queue @p q.
+ */
+int droce_port_queue_stats_get(const struct droce_port *p, uint16_t q,
+			       struct droce_port_stats *s);
 
 /**
  * Counter @p i of @p s by name, for dumps and telemetry: counters are
@@ -422,9 +452,10 @@ const char *droce_port_stats_at(const struct droce_port_stats *s, unsigned i,
 				uint64_t *value);
 
 /**
- * Change the faults injected into received (@p rx) or sent frames. Any
- * thread; the engine applies the change on its next RX or TX and reseeds
- * the stage's PRNG from @p c->seed. Frames already held back keep their
+ * Change the faults injected into received (@p rx) or sent frames, on
+ * every queue. Any thread; each engine applies the change on its next RX
+ * or TX and reseeds its queue's stage's PRNG from @p c->seed (plus the
+ * queue number, so queues do not fault in lockstep). Frames already held back keep their
  * fate. @p c NULL or all zero: no faults.
  * @return 0, or -EINVAL when droce_fault_conf_check() rejects @p c.
  */

@@ -2,12 +2,14 @@
 /*
  * The inside of a droce port, shared by the files of lib/port.
  *
- * Threads: the engine that owns the port calls RX, TX, route and tick, one
- * call at a time; those write every counter, the neighbour table, the
- * loopback ring and the fault stages without locks. Other threads read the
- * counters (relaxed atomic loads of single-writer values), the immutable
- * addresses and GIDs, start or stop the capture (see droce_capture.c) and
- * publish fault configurations (see droce_fault.h).
+ * Threads: the engine of each queue calls RX, TX, route and tick for its
+ * queue, one call at a time; those write the queue's counters, loopback
+ * ring and fault stages without locks. Engines share the neighbour table
+ * (lock-free lookups, a lock for changes: see droce_neigh.c) and put
+ * frames into each other's redirect rings (multi-producer). Other threads
+ * read the counters (relaxed atomic loads of single-writer values), the
+ * immutable addresses and GIDs, start or stop the capture (see
+ * droce_capture.c) and publish fault configurations (see droce_fault.h).
  */
 #ifndef DROCE_PORT_PRIV_H
 #define DROCE_PORT_PRIV_H
@@ -23,6 +25,8 @@
 #include <rte_pcapng.h>
 #include <rte_ring.h>
 #include <rte_rwlock.h>
+#include <rte_seqlock.h>
+#include <rte_spinlock.h>
 
 #include "droce_driver.h"
 #include "droce_fault.h"
@@ -63,10 +67,14 @@ enum droce_neigh_state {
 	DROCE_NEIGH_VALID,
 };
 
-/* One IPv4 neighbour. The slot is the position rte_hash gives the key. */
+/* One IPv4 neighbour. The slot is the position rte_hash gives the key.
+ * ip, state, mac and vlan_tci change under the port's neigh_lock and the
+ * slot's seqlock, which lets engines read them without the lock; the two
+ * times are relaxed atomics any engine may store. */
 struct droce_neigh {
+	rte_seqlock_t sl;
 	uint32_t ip;             /* host order */
-	uint8_t state;           /* enum droce_neigh_state, written last */
+	uint8_t state;           /* enum droce_neigh_state */
 	uint16_t vlan_tci;       /* tag its ARP came with (0: untagged) */
 	struct rte_ether_addr mac;
 	uint64_t updated;        /* TSC: learned or refreshed */
@@ -93,27 +101,44 @@ struct droce_mcast {
 	bool allmulti;               /* all-multicast on, for want of a filter list */
 	struct droce_mcast_group groups[DROCE_MCAST_MAX];
 };
+/* One RX/TX queue pair and what only its engine writes. */
+struct droce_port_queue {
+	uint16_t qid;            /* the ethdev's queue id, RX and TX */
+	struct rte_ring *lo;     /* frames this queue sent to the port itself */
+	/* Frames other queues received for this engine's QPs: parsed, ICRC
+	 * not checked yet (multi-producer, this engine consumes). */
+	struct rte_ring *redirect;
+	struct droce_port_stats stats;
+	struct droce_port_cycles cycles;
+	uint32_t learn_ip;       /* last learned, to skip repeated learning */
+	uint64_t learn_tsc;
+	/* Fault injection (configured from any thread): last, as the paths
+	 * read no more of them than the busy test while no fault is set. */
+	struct droce_fault fault_rx, fault_tx;
+} __rte_cache_aligned;
 
 struct droce_port {
 	/* Read on every frame. */
 	uint16_t port_id;
+	uint16_t nb_queues;      /* a power of two */
 	struct rte_ether_addr mac;
 	uint32_t ipv4;           /* host order; 0: none */
 	uint32_t ipv4_mask;      /* host order */
 	struct rte_mempool *mp;
-	struct rte_ring *lo;     /* frames the port sent to itself */
-	struct droce_port_stats stats;
-	struct droce_port_cycles cycles; /* engine thread only */
-	/* Published by capture start/stop, read by the engine. */
+	struct droce_port_queue *q; /* [nb_queues] */
+	/* Published by capture start/stop, read by the engines. */
 	struct droce_capture *capture;
 	uint32_t capture_users;  /* engine calls inside the capture */
 	pthread_mutex_t capture_lock; /* start/stop among themselves */
 
-	/* Neighbours (engine thread). */
+	/* Neighbours: every engine looks up, changes take neigh_lock. */
 	struct rte_hash *neigh_hash;
-	uint64_t neigh_gc_next;  /* TSC of the next expiry scan */
-	uint32_t learn_ip;       /* last learned, to skip repeated learning */
-	uint64_t learn_tsc;
+	rte_spinlock_t neigh_lock;
+	uint64_t neigh_gc_next;  /* TSC of the next expiry scan (queue 0) */
+	/* Slots deleted by the last scan: freed by the next one, a second
+	 * later, when no engine can still be inside a lookup that found them. */
+	int32_t neigh_dead[DROCE_NEIGH_MAX];
+	unsigned nb_neigh_dead;
 	struct droce_neigh neigh[DROCE_NEIGH_MAX];
 
 	/* Fixed at attach. */
@@ -138,20 +163,16 @@ struct droce_port {
 	struct droce_port_drv_ctx drv_ctx;
 	struct droce_mcast mcast;
 	struct rte_eth_dev_info dev_info;
-
-	/* Fault injection (engine thread, configured from any thread):
-	 * last, as the paths read no more of them than the busy test while
-	 * no fault is set. */
-	struct droce_fault fault_rx, fault_tx;
-	struct droce_cc_conf cc;      /* congestion control, for the engine */
-	/* The congested switch port on the RX path; NULL: none. */
+	struct droce_cc_conf cc;      /* congestion control, for the engines */
+	/* The congested switch port on the RX path (one engine only); NULL: none. */
 	struct droce_bottleneck *bottleneck;
 };
 
-/* Counters have one writer, the engine thread: a relaxed load, add and
- * store is enough for readers on other threads to see whole values. */
-#define DROCE_STAT_ADD(p, field, n) \
-	__atomic_store_n(&(p)->stats.field, (p)->stats.field + (n), __ATOMIC_RELAXED)
+/* Counters have one writer, the engine of their queue @p pq: a relaxed
+ * load, add and store is enough for readers on other threads to see
+ * whole values. */
+#define DROCE_STAT_ADD(pq, field, n) \
+	__atomic_store_n(&(pq)->stats.field, (pq)->stats.field + (n), __ATOMIC_RELAXED)
 
 /* droce_port_buf.c: the mbufs of a port and the IB MTU they allow. */
 struct droce_port_buf {
@@ -180,8 +201,8 @@ void droce_gid_format(const uint8_t gid[16], char *buf, size_t len);
 bool droce_port_mcast_accept(struct droce_port *p, const struct rte_ether_hdr *eh);
 bool droce_port_mcast_copy(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n,
 			   struct rte_mbuf **copies);
-void droce_port_mcast_copies_done(struct droce_port *p, struct rte_mbuf **copies, uint16_t n,
-				  uint16_t sent);
+void droce_port_mcast_copies_done(struct droce_port_queue *pq, struct rte_mbuf **copies,
+				  uint16_t n, uint16_t sent);
 
 /* droce_neigh.c */
 int droce_neigh_init(struct droce_port *p);
@@ -190,20 +211,23 @@ bool droce_neigh_on_link(const struct droce_port *p, uint32_t ip);
 void droce_neigh_learn(struct droce_port *p, uint32_t ip,
 		       const struct rte_ether_addr *mac, uint16_t vlan_tci,
 		       uint64_t now);
-int droce_neigh_resolve(struct droce_port *p, uint32_t ip,
+int droce_neigh_resolve(struct droce_port *p, struct droce_port_queue *pq, uint32_t ip,
 			struct rte_ether_addr *mac, uint16_t *vlan_tci);
-void droce_neigh_gc(struct droce_port *p, uint64_t now);
+void droce_neigh_gc(struct droce_port *p, struct droce_port_queue *pq, uint64_t now);
 void droce_neigh_dump(const struct droce_port *p, FILE *f);
 
-/* droce_arp.c */
-void droce_arp_input(struct droce_port *p, struct rte_mbuf *m, uint32_t off,
-		     uint16_t vlan_tci);
-int droce_arp_request(struct droce_port *p, uint32_t ip);
+/* droce_arp.c: on the queue @p pq of the calling engine. */
+void droce_arp_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
+		     uint32_t off, uint16_t vlan_tci);
+int droce_arp_request(struct droce_port *p, struct droce_port_queue *pq, uint32_t ip);
 
-/* droce_port_tx.c: engine thread; send what the TX fault stage has
- * ready, as far as the ethdev takes it. */
-void droce_port_tx_fault_flush(struct droce_port *p, struct droce_capture *c,
-			       uint64_t now);
+/* droce_port_tx.c: droce_port_tx() on @p pq. */
+uint16_t droce_port_queue_tx(struct droce_port *p, struct droce_port_queue *pq,
+			     struct rte_mbuf **pkts, uint16_t n);
+/* Engine of @p pq; send what the queue's TX fault stage
+ * has ready, as far as the ethdev takes it. */
+void droce_port_tx_fault_flush(struct droce_port *p, struct droce_port_queue *pq,
+			       struct droce_capture *c, uint64_t now);
 
 /* droce_capture.c: enter/exit bracket every engine call that may write
  * frames to the capture; nested brackets are fine. */

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RX: frames looped back by the port's own TX first, then the ethdev's
- * (through the RX fault stage when faults are on: looped back frames
- * passed the TX one). Every frame is classified here: RoCEv2 addressed to
- * one of the port's GIDs, parsed, goes to the caller; ARP is handled;
- * everything else is counted and freed. Headers are read with
- * rte_pktmbuf_read(), so frames of any length and shape are safe.
+ * RX, per queue: frames other queues handed over first, then frames
+ * looped back by the queue's own TX, then the ethdev's (through the RX
+ * fault stage when faults are on: looped back frames passed the TX one).
+ * Every frame is classified where it arrives: RoCEv2 addressed to one of
+ * the port's GIDs, parsed, goes to the caller when the caller's engine
+ * owns its destination QP (droce_qpn_engine()), else to the owner's
+ * redirect ring; ARP is handled on the queue it came in on; everything
+ * else is counted and freed. Headers are read with rte_pktmbuf_read(), so
+ * frames of any length and shape are safe.
  *
  * The ICRC is checked later, one frame at a time, right before the
  * engine handles the frame (droce_port_rx_verify()): the check brings the
@@ -23,24 +26,25 @@
 /* Learn the sender of a RoCE frame, at most once a second per sender in
  * a row: a flow's frames all say the same. */
 static void
-rx_learn(struct droce_port *p, const struct droce_pkt *pkt, uint64_t now)
+rx_learn(struct droce_port *p, struct droce_port_queue *pq, const struct droce_pkt *pkt,
+	 uint64_t now)
 {
 	rte_be32_t be;
 	uint32_t ip;
 
 	memcpy(&be, pkt->sgid + 12, sizeof(be));
 	ip = rte_be_to_cpu_32(be);
-	if (ip == p->learn_ip && now - p->learn_tsc < p->tsc_hz)
+	if (ip == pq->learn_ip && now - pq->learn_tsc < p->tsc_hz)
 		return;
-	p->learn_ip = ip;
-	p->learn_tsc = now;
+	pq->learn_ip = ip;
+	pq->learn_tsc = now;
 	droce_neigh_learn(p, ip, &pkt->src_mac, pkt->vlan_tci, now);
 }
 
 /* An IPv4 or IPv6 frame: keep it if it is RoCEv2 for us. Its ICRC is
  * checked later, frame by frame (droce_port_rx_verify()). */
 static bool
-rx_roce(struct droce_port *p, struct rte_mbuf *m)
+rx_roce(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m)
 {
 	struct droce_pkt *pkt = droce_pkt_of(m);
 
@@ -48,36 +52,37 @@ rx_roce(struct droce_port *p, struct rte_mbuf *m)
 	case DROCE_PARSE_OK:
 		break;
 	case DROCE_PARSE_NOT_ROCE:
-		DROCE_STAT_ADD(p, rx_not_roce, 1);
+		DROCE_STAT_ADD(pq, rx_not_roce, 1);
 		return false;
 	case DROCE_PARSE_BAD_OPCODE:
-		DROCE_STAT_ADD(p, rx_bad_opcode, 1);
+		DROCE_STAT_ADD(pq, rx_bad_opcode, 1);
 		return false;
 	default:
-		DROCE_STAT_ADD(p, rx_malformed, 1);
+		DROCE_STAT_ADD(pq, rx_malformed, 1);
 		return false;
 	}
 	if (droce_port_gid_find(p, pkt->dgid) < 0 &&
 	    !(droce_gid_is_mcast(pkt->dgid) && pkt->qpn == DROCE_QPN_MCAST)) {
-		DROCE_STAT_ADD(p, rx_not_ours, 1);
+		DROCE_STAT_ADD(pq, rx_not_ours, 1);
 		return false;
 	}
 	return true;
 }
 
 bool
-droce_port_rx_verify(struct droce_port *p, struct rte_mbuf *m, uint64_t now)
+droce_port_rx_verify(struct droce_port *p, uint16_t q, struct rte_mbuf *m, uint64_t now)
 {
 	const struct droce_pkt *pkt = droce_pkt_of(m);
+	struct droce_port_queue *pq = &p->q[q];
 
 	if (!droce_icrc_check(m, pkt->l3_off)) {
-		DROCE_STAT_ADD(p, rx_bad_icrc, 1);
+		DROCE_STAT_ADD(pq, rx_bad_icrc, 1);
 		return false;
 	}
 	/* Only a frame whose ICRC is right teaches an address. */
 	if (!pkt->ipv6)
-		rx_learn(p, pkt, now);
-	DROCE_STAT_ADD(p, rx_roce, 1);
+		rx_learn(p, pq, pkt, now);
+	DROCE_STAT_ADD(pq, rx_roce, 1);
 	return true;
 }
 
@@ -87,7 +92,7 @@ droce_port_rx_verify(struct droce_port *p, struct rte_mbuf *m, uint64_t now)
  * because their MAC or their IP address is the port's.
  */
 static bool
-rx_one(struct droce_port *p, struct rte_mbuf *m, bool looped)
+rx_one(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m, bool looped)
 {
 	struct rte_ether_hdr eh_buf;
 	struct rte_vlan_hdr vh_buf;
@@ -98,20 +103,20 @@ rx_one(struct droce_port *p, struct rte_mbuf *m, bool looped)
 	rte_be16_t type;
 
 	if (eh == NULL) {
-		DROCE_STAT_ADD(p, rx_malformed, 1);
+		DROCE_STAT_ADD(pq, rx_malformed, 1);
 		goto drop;
 	}
 	/* NICs filter by MAC, PMDs of virtual ports do not: so do it here. */
 	if (!looped && !rte_is_same_ether_addr(&eh->dst_addr, &p->mac) &&
 	    !rte_is_broadcast_ether_addr(&eh->dst_addr) && !droce_port_mcast_accept(p, eh)) {
-		DROCE_STAT_ADD(p, rx_not_ours, 1);
+		DROCE_STAT_ADD(pq, rx_not_ours, 1);
 		goto drop;
 	}
 	type = eh->ether_type;
 	if (type == RTE_BE16(RTE_ETHER_TYPE_VLAN)) {
 		vh = rte_pktmbuf_read(m, off, sizeof(vh_buf), &vh_buf);
 		if (vh == NULL) {
-			DROCE_STAT_ADD(p, rx_malformed, 1);
+			DROCE_STAT_ADD(pq, rx_malformed, 1);
 			goto drop;
 		}
 		vlan_tci = rte_be_to_cpu_16(vh->vlan_tci);
@@ -120,15 +125,15 @@ rx_one(struct droce_port *p, struct rte_mbuf *m, bool looped)
 	}
 	switch (type) {
 	case RTE_BE16(RTE_ETHER_TYPE_ARP):
-		droce_arp_input(p, m, off, vlan_tci);
+		droce_arp_input(p, pq, m, off, vlan_tci);
 		return false;
 	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
 	case RTE_BE16(RTE_ETHER_TYPE_IPV6):
-		if (rx_roce(p, m))
+		if (rx_roce(p, pq, m))
 			return true;
 		goto drop;
 	default:
-		DROCE_STAT_ADD(p, rx_not_roce, 1);
+		DROCE_STAT_ADD(pq, rx_not_roce, 1);
 		goto drop;
 	}
 drop:
@@ -138,18 +143,93 @@ drop:
 
 /* The ethdev's burst, timed: its cycles are the port's, not droce's. */
 static uint16_t
-rx_burst(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
+rx_burst(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint64_t t0 = rte_get_tsc_cycles();
-	uint16_t nb = rte_eth_rx_burst(p->port_id, 0, pkts, n);
+	uint16_t nb = rte_eth_rx_burst(p->port_id, pq->qid, pkts, n);
 
-	p->cycles.rx += rte_get_tsc_cycles() - t0;
+	pq->cycles.rx += rte_get_tsc_cycles() - t0;
 	return nb;
 }
 
-/* Capture, classify and compact @p n frames in place. @return those kept. */
+/* Hand @p m to engine @p owner's redirect ring. @return 1 when it took
+ * it; 0 when the ring was full and @p m is freed. */
+static unsigned
+rx_redirect(struct droce_port *p, unsigned owner, struct rte_mbuf *m)
+{
+	if (rte_ring_mp_enqueue(p->q[owner].redirect, m) == 0)
+		return 1;
+	rte_pktmbuf_free(m);
+	return 0;
+}
+
+/* A multicast frame (QPN 0xffffff) is for the members of its group, which
+ * any engine may own: every other engine gets a copy, parsed again (a
+ * copy has no parse result), and serves its own members. @return copies
+ * handed over; *@p drops grows by those lost. */
 static uint16_t
-rx_classify(struct droce_port *p, struct droce_capture *c,
+rx_mcast_spread(struct droce_port *p, unsigned self, struct rte_mbuf *m, uint16_t *drops)
+{
+	uint16_t out = 0;
+	unsigned e;
+
+	for (e = 0; e < p->nb_queues; e++) {
+		struct rte_mbuf *c;
+
+		if (e == self)
+			continue;
+		c = rte_pktmbuf_copy(m, p->mp, 0, UINT32_MAX);
+		if (c == NULL || droce_pkt_parse(c, droce_pkt_of(c), false) != DROCE_PARSE_OK) {
+			rte_pktmbuf_free(c);
+			(*drops)++;
+		} else if (rx_redirect(p, e, c) == 0) {
+			(*drops)++;
+		} else {
+			out++;
+		}
+	}
+	return out;
+}
+
+/*
+ * Keep the RoCE frames of @p n whose QP the engine of @p pq owns, compact
+ * in place; hand the others to their owner's redirect ring (a full ring
+ * drops them: the reliable services resend). @return those kept.
+ */
+static uint16_t
+rx_steer(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf **pkts, uint16_t n)
+{
+	unsigned self = (unsigned)(pq - p->q), owner;
+	uint16_t i, kept = 0, out = 0, drops = 0;
+	uint32_t qpn;
+
+	if (p->nb_queues == 1)
+		return n;
+	for (i = 0; i < n; i++) {
+		qpn = droce_pkt_of(pkts[i])->qpn;
+		owner = droce_qpn_engine(qpn, p->nb_queues);
+		if (qpn == DROCE_QPN_MCAST) {
+			out += rx_mcast_spread(p, self, pkts[i], &drops);
+			pkts[kept++] = pkts[i];
+		} else if (owner == self) {
+			pkts[kept++] = pkts[i];
+		} else if (rx_redirect(p, owner, pkts[i]) != 0) {
+			out++;
+		} else {
+			drops++;
+		}
+	}
+	if (out != 0)
+		DROCE_STAT_ADD(pq, rx_redirected_out, out);
+	if (drops != 0)
+		DROCE_STAT_ADD(pq, rx_redirect_drops, drops);
+	return kept;
+}
+
+/* Capture, classify, steer and compact @p n frames in place. @return
+ * those kept. */
+static uint16_t
+rx_classify(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture *c,
 	    struct rte_mbuf **pkts, uint16_t n, bool looped)
 {
 	uint16_t i, kept = 0;
@@ -157,9 +237,9 @@ rx_classify(struct droce_port *p, struct droce_capture *c,
 	if (c != NULL)
 		droce_capture_frames(c, p->port_id, pkts, n, RTE_PCAPNG_DIRECTION_IN);
 	for (i = 0; i < n; i++)
-		if (rx_one(p, pkts[i], looped))
+		if (rx_one(p, pq, pkts[i], looped))
 			pkts[kept++] = pkts[i];
-	return kept;
+	return rx_steer(p, pq, pkts, kept);
 }
 
 /*
@@ -168,18 +248,18 @@ rx_classify(struct droce_port *p, struct droce_capture *c,
  * whose delay is over) comes out to be classified.
  */
 static uint16_t
-rx_faulty(struct droce_port *p, struct droce_capture *c, struct rte_mbuf **pkts,
-	  uint16_t n)
+rx_faulty(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture *c,
+	  struct rte_mbuf **pkts, uint16_t n)
 {
-	struct droce_fault *f = &p->fault_rx;
+	struct droce_fault *f = &pq->fault_rx;
 	uint64_t now = rte_get_tsc_cycles();
 	uint16_t nb;
 
 	droce_fault_sync(f);
 	nb = RTE_MIN(n, droce_fault_room(f));
-	nb = nb != 0 ? rx_burst(p, pkts, nb) : 0;
+	nb = nb != 0 ? rx_burst(p, pq, pkts, nb) : 0;
 	if (nb != 0) {
-		DROCE_STAT_ADD(p, rx_frames, nb);
+		DROCE_STAT_ADD(pq, rx_frames, nb);
 		droce_fault_input(f, pkts, nb, now);
 	}
 	nb = droce_fault_ready(f, pkts, n, now);
@@ -190,29 +270,39 @@ rx_faulty(struct droce_port *p, struct droce_capture *c, struct rte_mbuf **pkts,
 		droce_bottleneck_input(p->bottleneck, pkts, nb);
 		nb = droce_bottleneck_output(p->bottleneck, pkts, n, now);
 	}
-	return nb != 0 ? rx_classify(p, c, pkts, nb, false) : 0;
+	return nb != 0 ? rx_classify(p, pq, c, pkts, nb, false) : 0;
 }
 
 uint16_t
-droce_port_rx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
+droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
 {
-	struct droce_capture *c = droce_capture_enter(p);
+	struct droce_port_queue *pq = &p->q[q];
+	struct droce_capture *c;
 	uint16_t got = 0, nb;
 
-	nb = (uint16_t)rte_ring_sc_dequeue_burst(p->lo, (void **)pkts, n, NULL);
-	if (nb != 0) {
-		DROCE_STAT_ADD(p, rx_loopback, nb);
-		got = rx_classify(p, c, pkts, nb, true);
+	/* Parsed and captured where they arrived. */
+	if (p->nb_queues > 1) {
+		got = (uint16_t)rte_ring_sc_dequeue_burst(pq->redirect, (void **)pkts, n, NULL);
+		if (got != 0)
+			DROCE_STAT_ADD(pq, rx_redirected_in, got);
+	}
+	c = droce_capture_enter(p);
+	if (got < n) {
+		nb = (uint16_t)rte_ring_sc_dequeue_burst(pq->lo, (void **)pkts + got, n - got, NULL);
+		if (nb != 0) {
+			DROCE_STAT_ADD(pq, rx_loopback, nb);
+			got += rx_classify(p, pq, c, pkts + got, nb, true);
+		}
 	}
 	/* An ethdev that has not started yet has no RX to read. */
-	if (got < n && likely(p->started)) {
-		if (unlikely(droce_fault_busy(&p->fault_rx) || p->bottleneck != NULL)) {
-			got += rx_faulty(p, c, pkts + got, n - got);
+	if (got < n && likely(droce_port_started(p))) {
+		if (unlikely(droce_fault_busy(&pq->fault_rx) || p->bottleneck != NULL)) {
+			got += rx_faulty(p, pq, c, pkts + got, n - got);
 		} else {
-			nb = rx_burst(p, pkts + got, n - got);
+			nb = rx_burst(p, pq, pkts + got, n - got);
 			if (nb != 0) {
-				DROCE_STAT_ADD(p, rx_frames, nb);
-				got += rx_classify(p, c, pkts + got, nb, false);
+				DROCE_STAT_ADD(pq, rx_frames, nb);
+				got += rx_classify(p, pq, c, pkts + got, nb, false);
 			}
 		}
 	}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * TX: frames for the port itself (its MAC, or one of its IP addresses)
- * go to the loopback ring that droce_port_rx() drains first; the rest go
- * to the ethdev. Order is kept: frames are taken in runs of the same
+ * TX, per queue: frames for the port itself (its MAC, or one of its IP
+ * addresses) go to the queue's loopback ring that droce_port_rx() of the
+ * same queue drains (and hands to the owner of the destination QP); the
+ * rest go to the ethdev's TX queue. Order is kept: frames are taken in runs of the same
  * destination, and taking stops at the first frame that does not fit, so
  * the caller keeps exactly the tail it got back.
  *
@@ -59,7 +60,7 @@ tx_is_local(const struct droce_port *p, const struct rte_mbuf *m)
 }
 
 static uint16_t
-tx_wire(struct droce_port *p, struct droce_capture *c,
+tx_wire(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture *c,
 	struct rte_mbuf **pkts, uint16_t n)
 {
 	struct rte_mbuf *copies[DROCE_PORT_BURST], *mcast[DROCE_PORT_BURST];
@@ -68,7 +69,7 @@ tx_wire(struct droce_port *p, struct droce_capture *c,
 	bool loop;
 
 	/* Not started yet: like a link that is down, it takes nothing. */
-	if (unlikely(!p->started))
+	if (unlikely(!droce_port_started(p)))
 		return 0;
 	/* Copy before sending: PMDs that copy (memif, af_packet) free the
 	 * mbuf inside rte_eth_tx_burst(). Copies of frames the ethdev did
@@ -78,23 +79,23 @@ tx_wire(struct droce_port *p, struct droce_capture *c,
 				   copies);
 	loop = droce_port_mcast_copy(p, pkts, n, mcast);
 	t0 = rte_get_tsc_cycles();
-	k = rte_eth_tx_burst(p->port_id, 0, pkts, n);
+	k = rte_eth_tx_burst(p->port_id, pq->qid, pkts, n);
 	/* the port's cycles, not droce's */
-	p->cycles.tx += rte_get_tsc_cycles() - t0;
+	pq->cycles.tx += rte_get_tsc_cycles() - t0;
 	if (c != NULL) {
 		droce_capture_write(c, copies, k);
 		rte_pktmbuf_free_bulk(copies + k, n - k);
 	}
 	if (unlikely(loop))
-		droce_port_mcast_copies_done(p, mcast, n, k);
+		droce_port_mcast_copies_done(pq, mcast, n, k);
 	return k;
 }
 
 static uint16_t
-tx_loopback(struct droce_port *p, struct droce_capture *c,
+tx_loopback(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture *c,
 	    struct rte_mbuf **pkts, uint16_t n)
 {
-	uint16_t k = (uint16_t)rte_ring_sp_enqueue_burst(p->lo, (void **)pkts, n, NULL);
+	uint16_t k = (uint16_t)rte_ring_sp_enqueue_burst(pq->lo, (void **)pkts, n, NULL);
 
 	/* The ring keeps them untouched until this thread's next RX. */
 	if (c != NULL)
@@ -104,8 +105,8 @@ tx_loopback(struct droce_port *p, struct droce_capture *c,
 
 /* Loopback or wire, in runs of the same destination. @return frames taken. */
 static uint16_t
-tx_send(struct droce_port *p, struct droce_capture *c, struct rte_mbuf **pkts,
-	uint16_t n)
+tx_send(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture *c,
+	struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t sent = 0, run, k;
 	bool local;
@@ -115,58 +116,66 @@ tx_send(struct droce_port *p, struct droce_capture *c, struct rte_mbuf **pkts,
 		for (run = 1; run < DROCE_PORT_BURST && sent + run < n &&
 		     tx_is_local(p, pkts[sent + run]) == local; run++)
 			;
-		k = local ? tx_loopback(p, c, pkts + sent, run) :
-			    tx_wire(p, c, pkts + sent, run);
+		k = local ? tx_loopback(p, pq, c, pkts + sent, run) :
+			    tx_wire(p, pq, c, pkts + sent, run);
 		sent += k;
 		if (k < run)
 			break;
 	}
-	DROCE_STAT_ADD(p, tx_frames, sent);
+	DROCE_STAT_ADD(pq, tx_frames, sent);
 	return sent;
 }
 
 void
-droce_port_tx_fault_flush(struct droce_port *p, struct droce_capture *c, uint64_t now)
+droce_port_tx_fault_flush(struct droce_port *p, struct droce_port_queue *pq,
+			  struct droce_capture *c, uint64_t now)
 {
 	struct rte_mbuf *pkts[DROCE_PORT_BURST];
 	uint16_t n, k;
 
-	droce_fault_sync(&p->fault_tx);
+	droce_fault_sync(&pq->fault_tx);
 	do {
-		n = droce_fault_ready(&p->fault_tx, pkts, DROCE_PORT_BURST, now);
-		k = n != 0 ? tx_send(p, c, pkts, n) : 0;
-		droce_fault_taken(&p->fault_tx, k);
+		n = droce_fault_ready(&pq->fault_tx, pkts, DROCE_PORT_BURST, now);
+		k = n != 0 ? tx_send(p, pq, c, pkts, n) : 0;
+		droce_fault_taken(&pq->fault_tx, k);
 	} while (k == DROCE_PORT_BURST);
 }
 
 /* Through the fault stage: what it has ready first, then as many new
  * frames as it has room for, then what of them is ready. */
 static uint16_t
-tx_faulty(struct droce_port *p, struct droce_capture *c, struct rte_mbuf **pkts,
-	  uint16_t n)
+tx_faulty(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture *c,
+	  struct rte_mbuf **pkts, uint16_t n)
 {
 	uint64_t now = rte_get_tsc_cycles();
 	uint16_t k;
 
-	droce_port_tx_fault_flush(p, c, now);
-	k = RTE_MIN(n, droce_fault_room(&p->fault_tx));
-	droce_fault_input(&p->fault_tx, pkts, k, now);
-	droce_port_tx_fault_flush(p, c, now);
+	droce_port_tx_fault_flush(p, pq, c, now);
+	k = RTE_MIN(n, droce_fault_room(&pq->fault_tx));
+	droce_fault_input(&pq->fault_tx, pkts, k, now);
+	droce_port_tx_fault_flush(p, pq, c, now);
 	return k;
 }
 
 uint16_t
-droce_port_tx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n)
+droce_port_queue_tx(struct droce_port *p, struct droce_port_queue *pq,
+		    struct rte_mbuf **pkts, uint16_t n)
 {
 	struct droce_capture *c = droce_capture_enter(p);
 	uint16_t sent;
 
-	if (unlikely(droce_fault_busy(&p->fault_tx)))
-		sent = tx_faulty(p, c, pkts, n);
+	if (unlikely(droce_fault_busy(&pq->fault_tx)))
+		sent = tx_faulty(p, pq, c, pkts, n);
 	else
-		sent = tx_send(p, c, pkts, n);
+		sent = tx_send(p, pq, c, pkts, n);
 	if (sent < n)
-		DROCE_STAT_ADD(p, tx_busy, n - sent);
+		DROCE_STAT_ADD(pq, tx_busy, n - sent);
 	droce_capture_exit(p, c);
 	return sent;
+}
+
+uint16_t
+droce_port_tx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	return droce_port_queue_tx(p, &p->q[q], pkts, n);
 }

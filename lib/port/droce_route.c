@@ -40,7 +40,7 @@ route_ipv6_link_local(const uint8_t dgid[16], struct rte_ether_addr *mac)
 }
 
 int
-droce_port_route(struct droce_port *p, int sgid_index, const uint8_t dgid[16],
+droce_port_route(struct droce_port *p, uint16_t q, int sgid_index, const uint8_t dgid[16],
 		 struct droce_l3_addr *a)
 {
 	const uint8_t *sgid;
@@ -75,6 +75,6 @@ droce_port_route(struct droce_port *p, int sgid_index, const uint8_t dgid[16],
 	/* No gateway yet: only the port's own subnet is reachable. */
 	if (!droce_neigh_on_link(p, rte_be_to_cpu_32(dst)))
 		return -EHOSTUNREACH;
-	return droce_neigh_resolve(p, rte_be_to_cpu_32(dst), &a->dst_mac,
+	return droce_neigh_resolve(p, &p->q[q], rte_be_to_cpu_32(dst), &a->dst_mac,
 				   &a->vlan_tci);
 }

@@ -37,8 +37,23 @@ droce_num_table_fini(struct droce_num_table *t)
 	t->hash = NULL;
 }
 
+/* The first number from @p num on (wrapping past the 24 bits) with
+ * @p residue in its low bits. */
+static uint32_t
+num_in_class(uint32_t num, uint32_t mask, uint32_t residue)
+{
+	uint32_t c = (num & ~mask) | residue;
+
+	if (c < num)
+		c += mask + 1;
+	if (c > DROCE_NUM_MASK || c < DROCE_QPN_FIRST)
+		c = num_in_class(DROCE_QPN_FIRST, mask, residue);
+	return c;
+}
+
 int
-droce_num_table_add(struct droce_num_table *t, void *obj, uint32_t *out)
+droce_num_table_add_in(struct droce_num_table *t, void *obj, uint32_t mask, uint32_t residue,
+		       uint32_t *out)
 {
 	int rc = -ENOMEM;
 
@@ -46,7 +61,7 @@ droce_num_table_add(struct droce_num_table *t, void *obj, uint32_t *out)
 	if (t->count >= t->max)
 		goto out;
 	for (;;) {
-		uint32_t num = t->next;
+		uint32_t num = num_in_class(t->next, mask, residue);
 
 		t->next = (num + 1 > DROCE_NUM_MASK) ? DROCE_QPN_FIRST : num + 1;
 		if (rte_hash_lookup(t->hash, &num) >= 0)
@@ -63,6 +78,12 @@ droce_num_table_add(struct droce_num_table *t, void *obj, uint32_t *out)
 out:
 	pthread_mutex_unlock(&t->lock);
 	return rc;
+}
+
+int
+droce_num_table_add(struct droce_num_table *t, void *obj, uint32_t *out)
+{
+	return droce_num_table_add_in(t, obj, 0, 0, out);
 }
 
 int32_t

@@ -49,6 +49,14 @@ void droce_num_table_fini(struct droce_num_table *t);
 int droce_num_table_add(struct droce_num_table *t, void *obj, uint32_t *num);
 
 /**
+ * droce_num_table_add() for a number whose low bits are @p residue
+ * (num & @p mask == @p residue; @p mask one less than a power of two):
+ * the QPNs of one engine (droce_qpn_engine()). @return 0 or -ENOMEM.
+ */
+int droce_num_table_add_in(struct droce_num_table *t, void *obj, uint32_t mask,
+			   uint32_t residue, uint32_t *num);
+
+/**
  * Unpublish @p qpn. @return the hash position to hand to
  * droce_num_table_release() after a grace period, or a negative errno.
  */

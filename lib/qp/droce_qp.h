@@ -34,6 +34,9 @@ extern "C" {
 
 struct droce_engine;
 
+/** Most engines a device has (DROCE_PORT_QUEUES_MAX). */
+#define DROCE_QP_ENGINES_MAX 16
+
 /** Address vector: what an RC/UC QP or a UD address handle sends to. */
 struct droce_av {
 	struct ibv_ah_attr attr;     /**< as the application gave it */
@@ -296,6 +299,10 @@ struct droce_qp {
 			 seq_naks_rcvd, rnr_naks_sent, rnr_naks_rcvd, duplicates,
 			 dropped, cnps_sent, cnps_rcvd;
 	} stats;
+	/** Work each engine of the device did for the QP (frames of it
+	 *  received, passes over its queues), by engine index: only its
+	 *  owner's entry grows, which tests of ownership check. */
+	uint64_t engine_work[DROCE_QP_ENGINES_MAX];
 };
 
 /** What an application holds: ibv_create_qp's result, or ibv_open_qp's. */

@@ -6,9 +6,10 @@
  * with the per-QP counters (docs/reliability.md lists every counter):
  *
  *   /droce/ports              the device indexes
- *   /droce/port,<dev>         port and engine counters of a device
+ *   /droce/port,<dev>         port and engine counters of a device (all engines)
+ *   /droce/engine,<dev>,<e>   counters of engine e and its port queue
  *   /droce/qps,<dev>          the QPNs of a device (the lowest 512)
- *   /droce/qp,<dev>,<qpn>     a QP's type, state, PSNs and counters
+ *   /droce/qp,<dev>,<qpn>     a QP's type, state, engine, PSNs and counters
  *
  * e.g. `dpdk-telemetry.py -f <prefix>` then `/droce/port,0`.
  */
@@ -22,17 +23,27 @@
 extern "C" {
 #endif
 
-/** Counters of one device. Every field only grows. */
+/** Counters of one device, or of one of its engines. Every field only grows. */
 struct droce_dev_stats {
-	struct droce_port_stats port;     /**< its port (see droce_port.h) */
-	struct droce_engine_stats engine; /**< its engine (see droce_engine.h) */
+	struct droce_port_stats port;     /**< its port, or the engine's port queue (droce_port.h) */
+	struct droce_engine_stats engine; /**< its engines summed, or the one (droce_engine.h) */
 };
 
 /**
- * Snapshot of device @p index's counters. Any thread.
+ * Snapshot of device @p index's counters: the port's queues and the
+ * engines summed. Any thread.
  * @return 0, -EINVAL when @p out is NULL, -ENODEV when there is no such device.
  */
 int droce_dev_stats(unsigned index, struct droce_dev_stats *out);
+
+/**
+ * Snapshot of the counters of engine @p engine of device @p index and of
+ * its port queue (redirected frames, cycles per message per engine). Any
+ * thread.
+ * @return 0, -EINVAL when @p out is NULL, -ENODEV when there is no such
+ * device or engine.
+ */
+int droce_dev_engine_stats(unsigned index, unsigned engine, struct droce_dev_stats *out);
 
 /**
  * Counter @p i of @p s by name, for dumps: counters are numbered from 0 in

@@ -64,15 +64,32 @@ stat_load(const void *base, size_t off)
 	return __atomic_load_n((const uint64_t *)((const uint8_t *)base + off), __ATOMIC_RELAXED);
 }
 
+/* Engine @p e's counters into @p out. */
 static void
-dev_stats(const struct droce_dev *d, struct droce_dev_stats *out)
+engine_stats_load(const struct droce_engine *e, struct droce_engine_stats *out)
 {
 	unsigned i;
 
-	droce_port_stats_get(d->port, &out->port);
 	for (i = 0; i < RTE_DIM(engine_stats); i++)
-		*(uint64_t *)((uint8_t *)&out->engine + engine_stats[i].off) =
-			stat_load(&d->engine->stats, engine_stats[i].off);
+		*(uint64_t *)((uint8_t *)out + engine_stats[i].off) =
+			stat_load(&e->stats, engine_stats[i].off);
+}
+
+/* The device's counters: its port's and the sum of its engines'. */
+static void
+dev_stats(const struct droce_dev *d, struct droce_dev_stats *out)
+{
+	struct droce_engine_stats es;
+	unsigned e, i;
+
+	droce_port_stats_get(d->port, &out->port);
+	memset(&out->engine, 0, sizeof(out->engine));
+	for (e = 0; e < d->nb_engines; e++) {
+		engine_stats_load(d->engines[e], &es);
+		for (i = 0; i < RTE_DIM(engine_stats); i++)
+			*(uint64_t *)((uint8_t *)&out->engine + engine_stats[i].off) +=
+				*(const uint64_t *)((const uint8_t *)&es + engine_stats[i].off);
+	}
 }
 
 int
@@ -85,6 +102,20 @@ droce_dev_stats(unsigned index, struct droce_dev_stats *out)
 	if (d == NULL)
 		return -ENODEV;
 	dev_stats(d, out);
+	return 0;
+}
+
+int
+droce_dev_engine_stats(unsigned index, unsigned engine, struct droce_dev_stats *out)
+{
+	struct droce_dev *d = droce_dev_get(index);
+
+	if (out == NULL)
+		return -EINVAL;
+	if (d == NULL || engine >= d->nb_engines)
+		return -ENODEV;
+	droce_port_queue_stats_get(d->port, (uint16_t)engine, &out->port);
+	engine_stats_load(d->engines[engine], &out->engine);
 	return 0;
 }
 
@@ -146,15 +177,26 @@ tel_ports(const char *cmd __rte_unused, const char *params __rte_unused,
 	return 0;
 }
 
+/* Port and engine counters of @p s into the dict @p d. */
+static void
+tel_stats_fill(struct rte_tel_data *d, const struct droce_dev_stats *s)
+{
+	const char *name;
+	unsigned i;
+	uint64_t v;
+
+	for (i = 0; (name = droce_port_stats_at(&s->port, i, &v)) != NULL; i++)
+		rte_tel_data_add_dict_u64(d, name, v);
+	for (i = 0; (name = droce_engine_stats_at(&s->engine, i, &v)) != NULL; i++)
+		rte_tel_data_add_dict_u64(d, name, v);
+}
+
 static int
 tel_port(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
 {
 	struct droce_dev_stats s;
 	struct droce_dev *dev;
 	unsigned long index;
-	const char *name;
-	unsigned i;
-	uint64_t v;
 
 	if (tel_params(params, &index, 1, DROCE_MAX_DEVS) != 0 ||
 	    (dev = tel_dev(index)) == NULL)
@@ -163,10 +205,23 @@ tel_port(const char *cmd __rte_unused, const char *params, struct rte_tel_data *
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "name", dev->ibdev.name);
 	rte_tel_data_add_dict_int(d, "ethdev", droce_port_ethdev(dev->port));
-	for (i = 0; (name = droce_port_stats_at(&s.port, i, &v)) != NULL; i++)
-		rte_tel_data_add_dict_u64(d, name, v);
-	for (i = 0; (name = droce_engine_stats_at(&s.engine, i, &v)) != NULL; i++)
-		rte_tel_data_add_dict_u64(d, name, v);
+	rte_tel_data_add_dict_int(d, "engines", (int)dev->nb_engines);
+	tel_stats_fill(d, &s);
+	return 0;
+}
+
+static int
+tel_engine(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
+{
+	struct droce_dev_stats s;
+	unsigned long v[2];
+
+	if (tel_params(params, v, 2, DROCE_MAX_DEVS) != 0 ||
+	    droce_dev_engine_stats((unsigned)v[0], (unsigned)v[1], &s) != 0)
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_int(d, "engine", (int)v[1]);
+	tel_stats_fill(d, &s);
 	return 0;
 }
 
@@ -229,6 +284,7 @@ tel_qp_fill(struct rte_tel_data *d, const struct droce_qp *qp)
 	rte_tel_data_add_dict_int(d, "qpn", (int)qp->qpn);
 	rte_tel_data_add_dict_string(d, "type", qp_type_str(qp->type));
 	rte_tel_data_add_dict_string(d, "state", droce_qp_state_str(droce_qp_state(qp)));
+	rte_tel_data_add_dict_int(d, "engine", qp->engine->queue);
 	/* Engine state, read racily: a snapshot for people, not for logic. */
 	rte_tel_data_add_dict_u64(d, "next_psn", __atomic_load_n(&qp->req.psn, __ATOMIC_RELAXED));
 	rte_tel_data_add_dict_u64(d, "unacked_psn", __atomic_load_n(&qp->comp.psn, __ATOMIC_RELAXED));
@@ -269,6 +325,8 @@ tel_register(void)
 		{ "/droce/ports", tel_ports, "droce device indexes. No parameters" },
 		{ "/droce/port", tel_port,
 		  "Port and engine counters of a droce device. Parameters: int device" },
+		{ "/droce/engine", tel_engine,
+		  "Counters of one engine and its port queue. Parameters: int device, int engine" },
 		{ "/droce/qps", tel_qps,
 		  "QPNs of a droce device (the lowest 512). Parameters: int device" },
 		{ "/droce/qp", tel_qp,

@@ -118,6 +118,7 @@ struct droce_zc_stats {
 /** The engine's transmit staging, handed to the transport. */
 struct droce_tx {
 	struct droce_port *port;
+	uint16_t queue;              /**< the engine's port queue */
 	struct rte_mempool *mp;
 	const struct droce_mr_table *mrt;
 	const struct droce_num_table *srqt; /**< XRC SRQs by number */

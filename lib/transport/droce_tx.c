@@ -70,7 +70,7 @@ droce_av_route(struct droce_tx *tx, struct droce_av *av)
 
 	if (av->routed)
 		return 0;
-	rc = droce_port_route(tx->port, grh->sgid_index, grh->dgid.raw, &av->l3);
+	rc = droce_port_route(tx->port, tx->queue, grh->sgid_index, grh->dgid.raw, &av->l3);
 	if (rc != 0)
 		return rc;
 	av->l3.ttl = grh->hop_limit != 0 ? grh->hop_limit : 64;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <rte_malloc.h>
+#include <rte_service.h>
 
 #include "droce.h"
 #include "droce_verbs_priv.h"
@@ -70,8 +71,10 @@ dev_link_changed(void *arg, bool up)
 static void
 dev_free(struct droce_dev *d)
 {
-	if (d->engine != NULL)
-		droce_engine_destroy(d->engine);
+	unsigned i;
+
+	for (i = 0; i < d->nb_engines; i++)
+		droce_engine_destroy(d->engines[i]);
 	if (d->port != NULL)
 		droce_port_on_link(d->port, NULL, NULL);
 	if (d->qpt.hash != NULL)
@@ -87,12 +90,40 @@ dev_free(struct droce_dev *d)
 	free(d);
 }
 
+/* One engine per port queue, each an RCU reader of the device. */
+static int
+dev_engines_create(struct droce_dev *d)
+{
+	unsigned n = droce_port_nb_queues(d->port), i;
+	char name[RTE_SERVICE_NAME_MAX];
+	int rc;
+
+	d->rcu = rte_zmalloc("droce_rcu", rte_rcu_qsbr_get_memsize(n), RTE_CACHE_LINE_SIZE);
+	if (d->rcu == NULL)
+		return -ENOMEM;
+	rte_rcu_qsbr_init(d->rcu, n);
+	for (i = 0; i < n; i++) {
+		/* Engine 0 keeps the name a one-engine device always had. */
+		if (i == 0)
+			snprintf(name, sizeof(name), "droce%u", d->index);
+		else
+			snprintf(name, sizeof(name), "droce%u_e%u", d->index, i);
+		rc = droce_engine_create(d->port, (uint16_t)i, &d->qpt, &d->srqt, d->mrt, d->rcu, i,
+					 name, &d->engines[i]);
+		if (rc != 0)
+			return rc;
+		if (i > 0)
+			d->engines[i - 1]->next = d->engines[i];
+		d->nb_engines = i + 1;
+	}
+	return 0;
+}
+
 int
 droce_dev_attach(const struct droce_port_conf *conf, unsigned *index)
 {
 	struct droce_dev *d;
 	char name[32];
-	size_t rcu_sz;
 	unsigned idx;
 	int rc;
 
@@ -134,16 +165,7 @@ droce_dev_attach(const struct droce_port_conf *conf, unsigned *index)
 	rc = droce_num_table_init(&d->srqt, name, DROCE_MAX_QP, SOCKET_ID_ANY);
 	if (rc != 0)
 		goto fail;
-	/* One reader per engine; one engine per device for now. */
-	rcu_sz = rte_rcu_qsbr_get_memsize(1);
-	d->rcu = rte_zmalloc("droce_rcu", rcu_sz, RTE_CACHE_LINE_SIZE);
-	if (d->rcu == NULL) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	rte_rcu_qsbr_init(d->rcu, 1);
-	snprintf(name, sizeof(name), "droce%u", idx);
-	rc = droce_engine_create(d->port, &d->qpt, &d->srqt, d->mrt, d->rcu, 0, name, &d->engine);
+	rc = dev_engines_create(d);
 	if (rc != 0)
 		goto fail;
 	d->guid = dev_guid(d->port);
@@ -208,37 +230,146 @@ droce_dev_port(unsigned index)
 	return d != NULL ? d->port : NULL;
 }
 
-int
-droce_dev_service_id(unsigned index, uint32_t *service_id)
+/* Engine @p engine of device @p index, or NULL. */
+static struct droce_engine *
+dev_engine(unsigned index, unsigned engine)
 {
 	struct droce_dev *d = droce_dev_get(index);
 
-	if (d == NULL)
+	return d != NULL && engine < d->nb_engines ? d->engines[engine] : NULL;
+}
+
+int
+droce_dev_engines(unsigned index)
+{
+	struct droce_dev *d = droce_dev_get(index);
+
+	return d != NULL ? (int)d->nb_engines : -EINVAL;
+}
+
+int
+droce_dev_engine_service_id(unsigned index, unsigned engine, uint32_t *service_id)
+{
+	struct droce_engine *e = dev_engine(index, engine);
+
+	if (e == NULL)
 		return -EINVAL;
-	*service_id = d->engine->service_id;
+	*service_id = e->service_id;
 	return 0;
+}
+
+int
+droce_dev_service_id(unsigned index, uint32_t *service_id)
+{
+	return droce_dev_engine_service_id(index, 0, service_id);
+}
+
+int
+droce_dev_engine_run_lcore(unsigned index, unsigned engine, unsigned lcore)
+{
+	struct droce_engine *e = dev_engine(index, engine);
+
+	return e != NULL ? droce_engine_lcore_start(e, lcore) : -EINVAL;
+}
+
+/* @p start(e, @p arg) for every engine of device @p index, until one fails. */
+static int
+dev_engines_start(unsigned index, int (*start)(struct droce_engine *, unsigned), unsigned arg)
+{
+	struct droce_engine *e = dev_engine(index, 0);
+	int rc = e != NULL ? 0 : -EINVAL;
+
+	for (; rc == 0 && e != NULL; e = e->next)
+		rc = start(e, arg);
+	return rc;
 }
 
 int
 droce_dev_run_lcore(unsigned index, unsigned lcore)
 {
-	struct droce_dev *d = droce_dev_get(index);
+	return dev_engines_start(index, droce_engine_lcore_start, lcore);
+}
 
-	return d != NULL ? droce_engine_lcore_start(d->engine, lcore) : -EINVAL;
+int
+droce_dev_engine_run_thread(unsigned index, unsigned engine, unsigned idle_sleep_us)
+{
+	struct droce_engine *e = dev_engine(index, engine);
+
+	return e != NULL ? droce_engine_thread_start(e, idle_sleep_us) : -EINVAL;
 }
 
 int
 droce_dev_run_thread(unsigned index, unsigned idle_sleep_us)
 {
-	struct droce_dev *d = droce_dev_get(index);
+	return dev_engines_start(index, droce_engine_thread_start, idle_sleep_us);
+}
 
-	return d != NULL ? droce_engine_thread_start(d->engine, idle_sleep_us) : -EINVAL;
+int
+droce_dev_engine_poll(unsigned index, unsigned engine)
+{
+	struct droce_engine *e = dev_engine(index, engine);
+
+	return e != NULL ? droce_engine_poll(e) : -EINVAL;
 }
 
 int
 droce_dev_poll(unsigned index)
 {
-	struct droce_dev *d = droce_dev_get(index);
+	struct droce_engine *e = dev_engine(index, 0);
+	int work = 0, rc, busy = 0;
 
-	return d != NULL ? droce_engine_poll(d->engine) : -EINVAL;
+	if (e == NULL)
+		return -EINVAL;
+	for (; e != NULL; e = e->next) {
+		rc = droce_engine_poll(e);
+		if (rc == -EBUSY)
+			busy++;
+		else
+			work += rc;
+	}
+	return busy == droce_dev_engines(index) ? -EBUSY : work;
+}
+
+/* ---- which engine owns a new QP ---- */
+
+/* The calling thread's choice (droce_set_qp_engine()); -1: none. */
+static __thread int qp_engine_hint = -1;
+
+void
+droce_set_qp_engine(int engine)
+{
+	qp_engine_hint = engine < 0 ? -1 : engine;
+}
+
+struct droce_engine *
+droce_dev_engine_pick(struct droce_dev *d, enum ibv_qp_type type, const struct droce_srq *srq)
+{
+	unsigned i;
+
+	/* XRC receive QPs take WQEs from whichever XRC SRQ a message names:
+	 * they and those SRQs share engine 0, so each SRQ has one consumer. */
+	if (type == IBV_QPT_XRC_RECV)
+		return d->engines[0];
+	/* A QP takes receive WQEs from its SRQ: the SRQ's engine. */
+	if (srq != NULL)
+		return srq->engine;
+	if (qp_engine_hint >= 0)
+		i = (unsigned)qp_engine_hint;
+	else
+		i = __atomic_fetch_add(&d->next_engine, 1, __ATOMIC_RELAXED);
+	return d->engines[i & (d->nb_engines - 1)];
+}
+
+int
+droce_qp_engine(struct ibv_qp *ibqp)
+{
+	return ibqp != NULL ? droce_qp_of(ibqp)->engine->queue : -EINVAL;
+}
+
+uint64_t
+droce_qp_engine_work(struct ibv_qp *ibqp, unsigned engine)
+{
+	if (ibqp == NULL || engine >= DROCE_QP_ENGINES_MAX)
+		return 0;
+	return __atomic_load_n(&droce_qp_of(ibqp)->engine_work[engine], __ATOMIC_RELAXED);
 }

@@ -47,7 +47,10 @@ lib_fini(void)
 	if (getpid() != init_pid)
 		return;
 	while (i-- > 0) {
-		droce_engine_stop(droce_dev_get(i)->engine);
+		struct droce_engine *e;
+
+		for (e = droce_dev_get(i)->engines[0]; e != NULL; e = e->next)
+			droce_engine_stop(e);
 		droce_port_capture_stop(droce_dev_get(i)->port);
 	}
 }

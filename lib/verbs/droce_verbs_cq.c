@@ -126,7 +126,7 @@ droce_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 
 	if (got == 0) {
 		/* Nothing yet: give the engine a turn in this thread, then look again. */
-		droce_engine_nudge(cq->engine);
+		droce_engine_nudge_all(cq->engine);
 		got = droce_cq_pop(cq, n, wc);
 	}
 	return got;
@@ -211,7 +211,7 @@ cq_create(struct ibv_context *ctx, uint32_t cqe, void *cq_context,
 	cq->ibv.cqe = (int)cq->mask;
 	pthread_mutex_init(&cq->ibv.mutex, NULL);
 	pthread_cond_init(&cq->ibv.cond, NULL);
-	cq->engine = droce_dev_of_ctx(ctx)->engine;
+	cq->engine = droce_dev_of_ctx(ctx)->engines[0];
 	if (channel != NULL) {
 		cq->channel = (struct droce_comp_channel *)channel;
 		__atomic_add_fetch(&cq->channel->users, 1, __ATOMIC_RELAXED);

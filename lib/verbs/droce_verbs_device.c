@@ -246,7 +246,9 @@ droce_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr 
 	struct droce_dev *d = droce_dev_of_ctx(ctx);
 	bool up = droce_port_link_up(d->port);
 	struct rte_eth_link link = { .link_speed = RTE_ETH_SPEED_NUM_UNKNOWN };
+	uint64_t bad_pkey = 0, bad_qkey = 0;
 	struct ibv_port_attr a;
+	unsigned i;
 
 	if (port != 1)
 		return EINVAL;
@@ -264,12 +266,14 @@ droce_query_port_ex(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr 
 	a.pkey_tbl_len = 1;
 	a.max_vl_num = 1;
 	a.link_layer = IBV_LINK_LAYER_ETHERNET;
-	/* The violations the engine counts, saturating at 16 bits as the
+	/* The violations the engines count, saturating at 16 bits as the
 	 * PortInfo counters do (the device says it has them). */
-	a.bad_pkey_cntr = (uint32_t)RTE_MIN(__atomic_load_n(&d->engine->stats.rx.rx_bad_pkey,
-							  __ATOMIC_RELAXED), (uint64_t)UINT16_MAX);
-	a.qkey_viol_cntr = (uint32_t)RTE_MIN(__atomic_load_n(&d->engine->stats.rx.rx_bad_qkey,
-							   __ATOMIC_RELAXED), (uint64_t)UINT16_MAX);
+	for (i = 0; i < d->nb_engines; i++) {
+		bad_pkey += __atomic_load_n(&d->engines[i]->stats.rx.rx_bad_pkey, __ATOMIC_RELAXED);
+		bad_qkey += __atomic_load_n(&d->engines[i]->stats.rx.rx_bad_qkey, __ATOMIC_RELAXED);
+	}
+	a.bad_pkey_cntr = (uint32_t)RTE_MIN(bad_pkey, (uint64_t)UINT16_MAX);
+	a.qkey_viol_cntr = (uint32_t)RTE_MIN(bad_qkey, (uint64_t)UINT16_MAX);
 	memcpy(attr, &a, RTE_MIN(len, sizeof(a)));
 	return 0;
 }

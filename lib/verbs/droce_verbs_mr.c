@@ -211,12 +211,17 @@ droce_dev_wait_refs(struct droce_dev *d, const uint32_t *refs, unsigned ms)
 {
 	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() * ms / 1000;
 
-	/* The frames leave with the engine's next TX bursts (or the fault
-	 * stage's delays): run it when nobody else does. */
+	/* The frames leave with the engines' next TX bursts (or the fault
+	 * stage's delays): run those nobody else runs. */
 	while (__atomic_load_n(refs, __ATOMIC_ACQUIRE) != 0) {
+		int work = 0;
+
 		if (rte_get_timer_cycles() >= end)
 			return false;
-		if (!droce_engine_wants_help(d->engine) || droce_engine_poll(d->engine) <= 0)
+		for (unsigned i = 0; i < d->nb_engines; i++)
+			if (droce_engine_wants_help(d->engines[i]))
+				work += RTE_MAX(droce_engine_poll(d->engines[i]), 0);
+		if (work == 0)
 			sched_yield();
 	}
 	return true;

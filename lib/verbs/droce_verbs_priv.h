@@ -43,7 +43,11 @@ struct droce_dev {
 	struct ibv_device ibdev;     /**< first: handed out as struct ibv_device * */
 	unsigned index;
 	struct droce_port *port;
-	struct droce_engine *engine;
+	/** One per port queue: engine i owns the QPNs droce_qpn_engine()
+	 *  gives i (see droce_dev_engine_pick()). */
+	struct droce_engine *engines[DROCE_QP_ENGINES_MAX];
+	unsigned nb_engines;
+	uint32_t next_engine;        /**< round robin of droce_dev_engine_pick() */
 	struct droce_num_table qpt;
 	struct droce_mr_table *mrt;
 	struct rte_rcu_qsbr *rcu;
@@ -196,5 +200,23 @@ droce_engine_nudge(struct droce_engine *e)
 	if (e != NULL && droce_engine_wants_help(e))
 		droce_engine_poll(e);
 }
+
+/* Nudge @p e and the device's engines after it: a CQ's QPs may belong to
+ * any engine of the device, so ibv_poll_cq() starts from the first. */
+static inline void
+droce_engine_nudge_all(struct droce_engine *e)
+{
+	for (; e != NULL; e = e->next)
+		droce_engine_nudge(e);
+}
+
+/*
+ * The engine a new QP of type @p type (with SRQ @p srq, or NULL) or a new
+ * SRQ (@p type IBV_QPT_DRIVER: basic, IBV_QPT_XRC_RECV: XRC) belongs to,
+ * and so the residue class of its QPN. See droce_set_qp_engine() in
+ * droce.h for the rules.
+ */
+struct droce_engine *droce_dev_engine_pick(struct droce_dev *d, enum ibv_qp_type type,
+					   const struct droce_srq *srq);
 
 #endif /* DROCE_VERBS_PRIV_H */

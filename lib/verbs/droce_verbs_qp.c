@@ -170,7 +170,6 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 	rte_spinlock_init(&qp->hlock);
 	LIST_INIT(&qp->handle_list);
 	qp->handles = 1;
-	qp->engine = d->engine;
 	qp->dev = d;
 	qp->pd = ax->qp_type != IBV_QPT_XRC_RECV ? ax->pd : NULL;
 	qp->pd_handle = qp->pd != NULL ? qp->pd->handle : 0;
@@ -182,7 +181,9 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 	/* UD has no path MTU attribute: datagrams use the port's. */
 	qp->mtu = droce_port_mtu(d->port);
 	qp->attr.cap = *cap;
-	rc = droce_num_table_add(&d->qpt, qp, &qp->qpn);
+	/* The owner engine, and a QPN it owns (droce_qpn_engine()). */
+	qp->engine = droce_dev_engine_pick(d, qp->type, qp->srq);
+	rc = droce_num_table_add_in(&d->qpt, qp, d->nb_engines - 1, qp->engine->queue, &qp->qpn);
 	if (rc != 0)
 		goto fail;
 	/* A fixed UDP source port per QP, from the range RoCEv2 reserves for

@@ -38,7 +38,7 @@ ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 	srq->rq.max_sge = a->max_sge;
 	srq->limit = a->srq_limit;
 	srq->pd_handle = pd->handle;
-	srq->engine = d->engine;
+	srq->engine = droce_dev_engine_pick(d, IBV_QPT_DRIVER, NULL);
 	srq->ibv.context = pd->context;
 	srq->ibv.srq_context = attr->srq_context;
 	srq->ibv.pd = pd;

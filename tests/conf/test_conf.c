@@ -283,7 +283,7 @@ static const struct bad_case bad_cases[] = {
 	{ PORT0 "[port8]\ndevice = e\n", ":3: [port8]: droce has at most 8 ports (port0..port7)",
 	  -EINVAL },
 	{ PORT0 "speed = 3\n",
-	  ":3: [port0] speed: unknown key (expected device, ipv4, mac, mtu, rxd, txd, mbufs, capture, "
+	  ":3: [port0] speed: unknown key (expected device, ipv4, mac, mtu, rxd, txd, mbufs, engines, capture, "
 	  "link, link_wait_ms, fault_rx, fault_tx, ecn, cnp_interval_us, dcqcn, bottleneck)",
 	  -EINVAL },
 	{ PORT0 "[eal]\nargv = -l 0\n", ":4: [eal] argv: unknown key (expected args)", -EINVAL },

@@ -2,13 +2,14 @@
 # Run one of Debian's unmodified verbs programs as a server and a client,
 # two processes on droce's drop-in libibverbs.so.1, connected by memif.
 #
-# Usage: run_pair.sh BUILD_DIR [--link auto] [--expect REGEX] PROGRAM [ARGS...]
+# Usage: run_pair.sh BUILD_DIR [--link auto] [--engines N] [--expect REGEX] PROGRAM [ARGS...]
 #   The server runs "PROGRAM ARGS -p PORT", the client the same followed
 #   by 127.0.0.1 (the out-of-band TCP exchange stays on this machine; the
 #   RDMA traffic goes through droce and memif). Both must exit 0, and one
 #   side's output must match REGEX when given (e.g. perftest's table
 #   header). Prints both outputs. The server's port counts as active from
 #   the start (link = up) unless --link auto: then it follows memif.
+#   --engines N gives each side N engines (memif queue pairs).
 set -euo pipefail
 
 build=${1:?usage: run_pair.sh BUILD_DIR [--expect REGEX] PROGRAM [ARGS...]}
@@ -17,6 +18,11 @@ expect=
 link=up
 if [[ ${1:-} == --link ]]; then
 	link=$2
+	shift 2
+fi
+engines=
+if [[ ${1:-} == --engines ]]; then
+	engines=$2
 	shift 2
 fi
 if [[ ${1:-} == --expect ]]; then
@@ -41,6 +47,9 @@ pair_setup pair
 # The server's port is active from the start (link = up): the programs
 # check it before their peer's memif side exists.
 pair_memif_confs "$link"
+if [[ -n $engines ]]; then
+	echo "engines = $engines" | tee -a "$tmp/server.conf" >> "$tmp/client.conf"
+fi
 
 run() {
 	local role=$1

@@ -3,7 +3,7 @@
 # droce configuration and connected by a memif link (or by AF_XDP sockets
 # on two Linux interfaces: --af-xdp).
 #
-# Usage: run_memif.sh [--capture DIR] [--fault SPEC] [--fault-tx SPEC] [--af-xdp IF,IF] BUILD_DIR [rc_verify options...]
+# Usage: run_memif.sh [--capture DIR] [--fault SPEC] [--fault-tx SPEC] [--engines N] [--af-xdp IF,IF] BUILD_DIR [rc_verify options...]
 #   --af-xdp S,C   the server's port is net_af_xdp on interface S, the
 #                  client's on C (the two ends of a veth pair, say:
 #                  tests/e2e/run_af_xdp.sh makes one) instead of memif
@@ -16,6 +16,8 @@
 #                  later: the client's memif port cannot start until the
 #                  server listens, so it comes up with its link down and
 #                  must connect by itself once the server is there
+#   --engines N    N engines per side (one memif queue pair each; QPs
+#                  spread over them, frames on the wrong queue redirected)
 #   --fault SPEC   both sides inject faults into what they receive
 #                  (fault_rx = SPEC, e.g. drop=0.05,dup=0.01; each side
 #                  with its own seed): see docs/reliability.md
@@ -27,6 +29,7 @@
 set -euo pipefail
 
 capture=
+engines=
 fault=
 fault_tx=
 kill_after=
@@ -39,6 +42,7 @@ while [[ ${1:-} == --* ]]; do
 	--client-first) client_first=${2:?--client-first needs seconds} ;;
 	--fault) fault=${2:?--fault needs a fault list} ;;
 	--fault-tx) fault_tx=${2:?--fault-tx needs a fault list} ;;
+	--engines) engines=${2:?--engines needs a number} ;;
 	--af-xdp) af_xdp=${2:?--af-xdp needs two interfaces} ;;
 	*) echo "run_memif: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -85,6 +89,9 @@ conf() {
 	fi
 	if [[ -n $fault_tx ]]; then
 		echo "fault_tx = $fault_tx,seed=$(( 23 + $2 ))" >> "$tmp/$1.conf"
+	fi
+	if [[ -n $engines ]]; then
+		echo "engines = $engines" >> "$tmp/$1.conf"
 	fi
 }
 conf server 0 10.0.0.1 02:00:00:00:00:01

@@ -686,10 +686,10 @@ static uint16_t
 pump(struct droce_port *p)
 {
 	struct rte_mbuf *pkts[BURST];
-	uint16_t n = droce_port_rx(p, pkts, BURST), i, good = 0;
+	uint16_t n = droce_port_rx(p, 0, pkts, BURST), i, good = 0;
 
 	for (i = 0; i < n; i++)
-		good += droce_port_rx_verify(p, pkts[i], rte_get_tsc_cycles());
+		good += droce_port_rx_verify(p, 0, pkts[i], rte_get_tsc_cycles());
 	rte_pktmbuf_free_bulk(pkts, n);
 	return good;
 }
@@ -727,7 +727,7 @@ ports_open(const struct droce_fault_conf *a_tx)
 static void
 ports_close(void)
 {
-	droce_port_tick(pa);
+	droce_port_tick(pa, 0);
 	pump_all(pb);
 	pump_all(pa);
 	droce_port_detach(pa);
@@ -743,11 +743,11 @@ route_a_to_b(struct droce_l3_addr *a)
 	int rc;
 
 	gid_of_ipv4(IP_B, dgid);
-	rc = droce_port_route(pa, 1, dgid, a);
+	rc = droce_port_route(pa, 0, 1, dgid, a);
 	if (rc == -EAGAIN) {
 		pump_all(pb);
 		pump_all(pa);
-		rc = droce_port_route(pa, 1, dgid, a);
+		rc = droce_port_route(pa, 0, 1, dgid, a);
 	}
 	return rc;
 }
@@ -771,7 +771,7 @@ START_TEST(test_port_tx_drop)
 	for (sent = 0; sent < N; sent += BURST) {
 		for (i = 0; i < BURST; i++)
 			pkts[i] = frame(droce_port_mempool(pa), &a, sent + i, 64);
-		ck_assert_uint_eq(droce_port_tx(pa, pkts, BURST), BURST);
+		ck_assert_uint_eq(droce_port_tx(pa, 0, pkts, BURST), BURST);
 		got += pump_all(pb);
 	}
 	sa = stats(pa);
@@ -792,7 +792,7 @@ START_TEST(test_port_tx_drop)
 	ck_assert_int_eq(droce_port_fault_set(pa, false, NULL), 0);
 	for (i = 0; i < BURST; i++)
 		pkts[i] = frame(droce_port_mempool(pa), &a, i, 64);
-	ck_assert_uint_eq(droce_port_tx(pa, pkts, BURST), BURST);
+	ck_assert_uint_eq(droce_port_tx(pa, 0, pkts, BURST), BURST);
 	ck_assert_uint_eq(pump_all(pb), BURST);
 	ck_assert_uint_eq(stats(pa).tx_fault.dropped, sa.tx_fault.dropped);
 	c.drop = 2;
@@ -819,7 +819,7 @@ START_TEST(test_port_tx_full_ring)
 	for (i = 0; i < N; i++)
 		pkts[i] = frame(droce_port_mempool(pa), &a, i, 64);
 	while (sent < N) {
-		k = droce_port_tx(pa, pkts + sent, (uint16_t)RTE_MIN(N - sent, 64u));
+		k = droce_port_tx(pa, 0, pkts + sent, (uint16_t)RTE_MIN(N - sent, 64u));
 		sent += k;
 		if (k == 0) {
 			stalls++;
@@ -827,7 +827,7 @@ START_TEST(test_port_tx_full_ring)
 		}
 	}
 	for (i = 0; i < 8 && got < 2 * N; i++) {
-		droce_port_tick(pa);
+		droce_port_tick(pa, 0);
 		got += pump_all(pb);
 	}
 	ck_assert_uint_gt(stalls, 0);
@@ -850,21 +850,21 @@ START_TEST(test_port_tx_delay_attach)
 
 	ports_open(&c);
 	gid_of_ipv4(IP_B, dgid);
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, &a), -EAGAIN);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), -EAGAIN);
 	pump_all(pb);
 	ck_assert_uint_eq(stats(pb).rx_arp, 0);
 	rte_delay_us_sleep(2500);
-	droce_port_tick(pa);
+	droce_port_tick(pa, 0);
 	pump_all(pb);
 	ck_assert_uint_eq(stats(pb).rx_arp, 1);
 	pump_all(pa);
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, &a), 0);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), 0);
 
 	m = frame(droce_port_mempool(pa), &a, 1, 64);
-	ck_assert_uint_eq(droce_port_tx(pa, &m, 1), 1);
+	ck_assert_uint_eq(droce_port_tx(pa, 0, &m, 1), 1);
 	ck_assert_uint_eq(pump_all(pb), 0);
 	rte_delay_us_sleep(2500);
-	droce_port_tick(pa);
+	droce_port_tick(pa, 0);
 	ck_assert_uint_eq(pump_all(pb), 1);
 	ck_assert_uint_eq(stats(pa).tx_fault.delayed, 2);
 	ports_close();
@@ -888,7 +888,7 @@ START_TEST(test_port_rx_corrupt)
 	for (sent = 0; sent < N; sent += BURST) {
 		for (i = 0; i < BURST; i++)
 			pkts[i] = frame(droce_port_mempool(pa), &a, sent + i, 256);
-		ck_assert_uint_eq(droce_port_tx(pa, pkts, BURST), BURST);
+		ck_assert_uint_eq(droce_port_tx(pa, 0, pkts, BURST), BURST);
 		got += pump_all(pb);
 	}
 	sb = stats(pb);

@@ -175,6 +175,31 @@ done
 cycles write-bw-4096 client
 cycles send-lat-8 server
 
+# Two engines per side (a memif queue pair each) and 4 QPs spread over
+# them: a cycles line per engine of the side, and in the JSON each
+# engine's cycles and messages, every engine busy.
+pair write-bw-engines --test write --engines 2 -q 4 -n 1000 -s 4096 &&
+	table write-bw-engines client 4096 "$bw_head" &&
+	if (( $(grep -cE '^   cycles client engine +[01]: +[0-9.]+/msg \(own +-?[0-9.]+ \+ port +[0-9.]+\) over [1-9][0-9]* messages' \
+		"$tmp/write-bw-engines.client.out") != 2 )); then
+		fail "write-bw-engines (client): not a cycles line for each of 2 engines"
+		cat "$tmp/write-bw-engines.client.out" >&2
+	fi
+pair write-bw-engines-json --test write --engines 2 -q 4 -n 1000 -s 4096 --json &&
+	if ! python3 - "$tmp/write-bw-engines-json.client.out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    e = r["cycles"]["engines"]
+    assert e["side"] == "client" and len(e["per_engine"]) == 2, e
+    for x in e["per_engine"]:
+        assert x["messages"] > 0 and x["busy"] > 0 and x["per_msg"] > 0, x
+EOF
+	then
+		fail "write-bw-engines-json (client): no per-engine cycles in the JSON"
+		cat "$tmp/write-bw-engines-json.client.out" >&2
+	fi
+
 # Bidirectional, several QPs, post lists, -D, every size.
 pair write-bw-bidir --test write -b -q 2 -l 4 -n 1000 -s 4096 &&
 	table write-bw-bidir client 4096 "$bw_head"

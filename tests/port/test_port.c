@@ -61,11 +61,11 @@ static uint16_t
 pump(struct droce_port *p, struct rte_mbuf **keep)
 {
 	struct rte_mbuf *pkts[BURST];
-	uint16_t n = droce_port_rx(p, pkts, BURST), i, good = 0;
+	uint16_t n = droce_port_rx(p, 0, pkts, BURST), i, good = 0;
 
 	/* As the engine does: a frame counts once its ICRC is right. */
 	for (i = 0; i < n; i++) {
-		bool ok = droce_port_rx_verify(p, pkts[i], rte_get_tsc_cycles());
+		bool ok = droce_port_rx_verify(p, 0, pkts[i], rte_get_tsc_cycles());
 
 		if (ok && keep != NULL)
 			keep[good] = pkts[i];
@@ -94,11 +94,11 @@ resolve_a_to_b(struct droce_l3_addr *a)
 	uint8_t dgid[16];
 
 	gid_of_ipv4(IP_B, dgid);
-	if (droce_port_route(pa, 1, dgid, a) == 0)
+	if (droce_port_route(pa, 0, 1, dgid, a) == 0)
 		return;
 	ck_assert_uint_eq(pump(pb, NULL), 0);
 	ck_assert_uint_eq(pump(pa, NULL), 0);
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, a), 0);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, a), 0);
 }
 
 /* A SEND_ONLY frame with @p len payload bytes (a multiple of 4). */
@@ -128,7 +128,7 @@ build_roce(struct droce_port *p, const struct droce_l3_addr *a, uint8_t opcode,
 static void
 send_one(struct droce_port *p, struct rte_mbuf *m)
 {
-	ck_assert_uint_eq(droce_port_tx(p, &m, 1), 1);
+	ck_assert_uint_eq(droce_port_tx(p, 0, &m, 1), 1);
 }
 
 /* ---- fixture ---- */
@@ -265,10 +265,10 @@ START_TEST(test_route_arp)
 
 	droce_port_mac(pb, &mac_b);
 	gid_of_ipv4(IP_B, dgid);
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, &a), -EAGAIN);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), -EAGAIN);
 	ck_assert_uint_eq(stats(pa).tx_arp, 1);
 	/* Rate-limited: asking again at once sends nothing. */
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, &a), -EAGAIN);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), -EAGAIN);
 	ck_assert_uint_eq(stats(pa).tx_arp, 1);
 
 	/* B answers and learns A from the request. */
@@ -278,7 +278,7 @@ START_TEST(test_route_arp)
 	ck_assert_uint_eq(pump(pa, NULL), 0);
 	ck_assert_uint_eq(stats(pa).rx_arp, 1);
 
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, &a), 0);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), 0);
 	ck_assert(!a.ipv6);
 	ck_assert(rte_is_same_ether_addr(&a.dst_mac, &mac_b));
 	ck_assert(rte_is_same_ether_addr(&a.src_mac, &mac_a));
@@ -292,7 +292,7 @@ START_TEST(test_route_arp)
 	ck_assert_uint_eq(stats(pa).tx_arp, 1);
 
 	/* B learned A from its request: no ARP the other way. */
-	ck_assert_int_eq(droce_port_route(pb, 1, sgid, &a), 0);
+	ck_assert_int_eq(droce_port_route(pb, 0, 1, sgid, &a), 0);
 	ck_assert(rte_is_same_ether_addr(&a.dst_mac, &mac_a));
 	ck_assert_uint_eq(stats(pb).tx_arp, 1);
 }
@@ -355,7 +355,7 @@ START_TEST(test_arp_vlan)
 	rte_pktmbuf_free(m);
 
 	gid_of_ipv4(host_ip, dgid);
-	ck_assert_int_eq(droce_port_route(pb, 1, dgid, &a), 0);
+	ck_assert_int_eq(droce_port_route(pb, 0, 1, dgid, &a), 0);
 	ck_assert(rte_is_same_ether_addr(&a.dst_mac, &host));
 	ck_assert_uint_eq(a.vlan_tci, 5);
 }
@@ -370,30 +370,30 @@ START_TEST(test_route_other)
 
 	droce_port_mac(pb, &mac_b);
 	gid_of_ipv4(IP_A, dgid);
-	ck_assert_int_eq(droce_port_route(pa, 2, dgid, &a), -EINVAL);
-	ck_assert_int_eq(droce_port_route(pa, -1, dgid, &a), -EINVAL);
+	ck_assert_int_eq(droce_port_route(pa, 0, 2, dgid, &a), -EINVAL);
+	ck_assert_int_eq(droce_port_route(pa, 0, -1, dgid, &a), -EINVAL);
 	/* Our own address: our own MAC, looped back by TX. */
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, &a), 0);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), 0);
 	ck_assert(rte_is_same_ether_addr(&a.dst_mac, &mac_a));
 	/* Another subnet (no gateway), the subnet's broadcast and network
 	 * addresses, an IPv4 destination from an IPv6 source. */
 	gid_of_ipv4(RTE_IPV4(10, 0, 1, 2), dgid);
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, &a), -EHOSTUNREACH);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), -EHOSTUNREACH);
 	gid_of_ipv4(RTE_IPV4(10, 0, 0, 255), dgid);
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, &a), -EHOSTUNREACH);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), -EHOSTUNREACH);
 	gid_of_ipv4(RTE_IPV4(10, 0, 0, 0), dgid);
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, &a), -EHOSTUNREACH);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), -EHOSTUNREACH);
 	gid_of_ipv4(IP_B, dgid);
-	ck_assert_int_eq(droce_port_route(pa, 0, dgid, &a), -EHOSTUNREACH);
+	ck_assert_int_eq(droce_port_route(pa, 0, 0, dgid, &a), -EHOSTUNREACH);
 	ck_assert_uint_eq(stats(pa).tx_arp, 0);
 
 	/* B's link-local GID carries B's MAC: no neighbour discovery. */
 	ck_assert_int_eq(droce_port_gid(pb, 0, dgid), 0);
-	ck_assert_int_eq(droce_port_route(pa, 0, dgid, &a), 0);
+	ck_assert_int_eq(droce_port_route(pa, 0, 0, dgid, &a), 0);
 	ck_assert(a.ipv6);
 	ck_assert(rte_is_same_ether_addr(&a.dst_mac, &mac_b));
-	ck_assert_int_eq(droce_port_route(pa, 0, global6, &a), -EHOSTUNREACH);
-	ck_assert_int_eq(droce_port_route(pa, 1, global6, &a), -EHOSTUNREACH);
+	ck_assert_int_eq(droce_port_route(pa, 0, 0, global6, &a), -EHOSTUNREACH);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, global6, &a), -EHOSTUNREACH);
 	ck_assert_uint_eq(stats(pa).tx_arp, 0);
 }
 END_TEST
@@ -439,7 +439,7 @@ START_TEST(test_roce_a_to_b)
 	check_a_to_b(&a, 64);
 	/* IPv6 link-local GIDs. */
 	ck_assert_int_eq(droce_port_gid(pb, 0, dgid), 0);
-	ck_assert_int_eq(droce_port_route(pa, 0, dgid, &a), 0);
+	ck_assert_int_eq(droce_port_route(pa, 0, 0, dgid, &a), 0);
 	check_a_to_b(&a, 128);
 	ck_assert_uint_eq(stats(pa).tx_frames, 1 + 4);
 	ck_assert_uint_eq(stats(pb).rx_frames, 1 + 4);
@@ -587,10 +587,10 @@ START_TEST(test_loopback)
 
 	/* IPv4 and IPv6 to A's own GIDs. */
 	ck_assert_int_eq(droce_port_gid(pa, 1, dgid), 0);
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, &a), 0);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), 0);
 	send_one(pa, build_roce(pa, &a, DROCE_OP_SEND_ONLY, 5, 6, 32));
 	ck_assert_int_eq(droce_port_gid(pa, 0, dgid), 0);
-	ck_assert_int_eq(droce_port_route(pa, 0, dgid, &a), 0);
+	ck_assert_int_eq(droce_port_route(pa, 0, 0, dgid, &a), 0);
 	send_one(pa, build_roce(pa, &a, DROCE_OP_SEND_ONLY, 5, 7, 32));
 	/* Our IP with somebody else's MAC is still ours. */
 	a.dst_mac = other;
@@ -623,12 +623,12 @@ START_TEST(test_tx_busy)
 	for (i = 0; i < n; i++)
 		m[i] = build_roce(pa, &a, DROCE_OP_SEND_ONLY, 1, i, 0);
 	/* The wire ring holds WIRE_RING - 1: the rest stays the caller's. */
-	sent = droce_port_tx(pa, m, (uint16_t)n);
+	sent = droce_port_tx(pa, 0, m, (uint16_t)n);
 	ck_assert_uint_eq(sent, WIRE_RING - 1);
 	ck_assert_uint_eq(stats(pa).tx_busy, n - sent);
 	drain(pb);
 	ck_assert_uint_eq(stats(pb).rx_roce, sent);
-	ck_assert_uint_eq(droce_port_tx(pa, m + sent, (uint16_t)(n - sent)), n - sent);
+	ck_assert_uint_eq(droce_port_tx(pa, 0, m + sent, (uint16_t)(n - sent)), n - sent);
 	drain(pb);
 	ck_assert_uint_eq(stats(pb).rx_roce, n);
 }
@@ -652,7 +652,7 @@ START_TEST(test_neigh_expiry)
 	 * request is made old too, past the rate limit). */
 	e->updated -= 250 * rte_get_tsc_hz();
 	e->solicited -= rte_get_tsc_hz();
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, &a), 0);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), 0);
 	ck_assert_uint_eq(stats(pa).tx_arp, 2);
 	drain(pb);
 	drain(pa);
@@ -661,13 +661,13 @@ START_TEST(test_neigh_expiry)
 	/* Expired: forgotten at the next tick, resolved again. */
 	e->updated -= 400 * rte_get_tsc_hz();
 	pa->neigh_gc_next = 0;
-	droce_port_tick(pa);
+	droce_port_tick(pa, 0);
 	ck_assert_uint_eq(e->state, DROCE_NEIGH_FREE);
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, &a), -EAGAIN);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), -EAGAIN);
 	ck_assert_uint_eq(stats(pa).tx_arp, 3);
 	drain(pb);
 	drain(pa);
-	ck_assert_int_eq(droce_port_route(pa, 1, dgid, &a), 0);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), 0);
 }
 END_TEST
 
@@ -791,12 +791,12 @@ START_TEST(test_capture)
 	send_one(pa, m);                           /* RoCE out */
 	drain(pb);
 	droce_port_gid(pa, 1, gid);
-	ck_assert_int_eq(droce_port_route(pb, 1, gid, &back), 0);
+	ck_assert_int_eq(droce_port_route(pb, 0, 1, gid, &back), 0);
 	m = build_roce(pb, &back, DROCE_OP_SEND_ONLY, 2, 2, 100);
 	frame_save(&fr[1], m);
 	send_one(pb, m);
 	drain(pa);                                 /* RoCE in */
-	ck_assert_int_eq(droce_port_route(pa, 1, gid, &self), 0);
+	ck_assert_int_eq(droce_port_route(pa, 0, 1, gid, &self), 0);
 	m = build_roce(pa, &self, DROCE_OP_SEND_ONLY, 3, 3, 4096);
 	frame_save(&fr[2], m);
 	send_one(pa, m);                           /* loopback out */
@@ -859,7 +859,7 @@ engine_loop(void *arg)
 	uint16_t n, i;
 
 	droce_port_gid(pa, 1, gid);
-	droce_port_route(pa, 1, gid, &self);
+	droce_port_route(pa, 0, 1, gid, &self);
 	while (!__atomic_load_n(&e->stop, __ATOMIC_RELAXED)) {
 		for (i = 0; i < 4; i++) {
 			struct rte_mbuf *m = rte_pktmbuf_alloc(droce_port_mempool(pa));
@@ -874,12 +874,12 @@ engine_loop(void *arg)
 				      DROCE_OP_SEND_ONLY, false, 0, DROCE_PKEY_DEFAULT, 1,
 				      false, 0);
 			droce_icrc_append(m, sizeof(struct rte_ether_hdr));
-			if (droce_port_tx(pa, &m, 1) != 1)
+			if (droce_port_tx(pa, 0, &m, 1) != 1)
 				rte_pktmbuf_free(m);
 		}
-		n = droce_port_rx(pa, pkts, BURST);
+		n = droce_port_rx(pa, 0, pkts, BURST);
 		for (uint16_t i = 0; i < n; i++)
-			e->frames += droce_port_rx_verify(pa, pkts[i], rte_get_tsc_cycles());
+			e->frames += droce_port_rx_verify(pa, 0, pkts[i], rte_get_tsc_cycles());
 		rte_pktmbuf_free_bulk(pkts, n);
 	}
 	return NULL;
@@ -962,9 +962,9 @@ tick(struct droce_port *p, struct droce_port *q, bool stop, bool up, unsigned ms
 	uint64_t t0 = rte_get_timer_cycles(), hz = rte_get_timer_hz(), now;
 
 	do {
-		droce_port_tick(p);
+		droce_port_tick(p, 0);
 		if (q != NULL)
-			droce_port_tick(q);
+			droce_port_tick(q, 0);
 		now = rte_get_timer_cycles();
 		if (stop && droce_port_link_up(p) == up)
 			break;
@@ -1008,7 +1008,7 @@ START_TEST(test_link_no_server)
 	m = rte_pktmbuf_alloc(droce_port_mempool(p));
 	ck_assert_ptr_nonnull(m);
 	memset(rte_pktmbuf_append(m, 64), 0xff, 64);   /* broadcast: to the wire */
-	ck_assert_uint_eq(droce_port_tx(p, &m, 1), 0);
+	ck_assert_uint_eq(droce_port_tx(p, 0, &m, 1), 0);
 	rte_pktmbuf_free(m);
 	ck_assert_uint_ge(tick_until(p, NULL, false, 2000), 250);
 	ck_assert(!droce_port_link_up(p));
