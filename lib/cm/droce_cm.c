@@ -107,6 +107,18 @@ droce_cm_destroy(struct droce_cm *cm)
 	free(cm);
 }
 
+void
+droce_cm_lock(struct droce_cm *cm)
+{
+	pthread_mutex_lock(&cm->lock);
+}
+
+void
+droce_cm_unlock(struct droce_cm *cm)
+{
+	pthread_mutex_unlock(&cm->lock);
+}
+
 static struct droce_cm_id *
 id_by_local(struct droce_cm *cm, uint32_t local_id)
 {

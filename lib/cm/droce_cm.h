@@ -96,6 +96,13 @@ void droce_cm_recv(struct droce_cm *cm, const uint8_t src_gid[16],
  */
 uint64_t droce_cm_timer(struct droce_cm *cm);
 
+/**
+ * Hold the CM's (recursive) lock: a consumer that keeps its own state per
+ * ID updates it under this lock, the one its event handler runs under.
+ */
+void droce_cm_lock(struct droce_cm *cm);
+void droce_cm_unlock(struct droce_cm *cm);
+
 /** A new ID in IDLE with consumer data @p context. @return NULL on ENOMEM. */
 struct droce_cm_id *droce_cm_id_create(struct droce_cm *cm, void *context);
 

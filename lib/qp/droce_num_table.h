@@ -49,6 +49,13 @@ void droce_num_table_fini(struct droce_num_table *t);
 int droce_num_table_add(struct droce_num_table *t, void *obj, uint32_t *num);
 
 /**
+ * Publish @p obj under the fixed number @p num (a special QP such as
+ * QP1, which droce_num_table_add() never hands out). @return 0, -EEXIST
+ * or -ENOMEM.
+ */
+int droce_num_table_add_at(struct droce_num_table *t, void *obj, uint32_t num);
+
+/**
  * Unpublish @p qpn. @return the hash position to hand to
  * droce_num_table_release() after a grace period, or a negative errno.
  */

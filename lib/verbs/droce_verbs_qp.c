@@ -112,8 +112,9 @@ qp_unpublish_new(struct droce_dev *d, struct droce_qp *qp)
 	droce_num_table_release(&d->qpt, pos);
 }
 
+/* Create a QP; with @p qpn non-zero, under that fixed number (QP1). */
 static struct ibv_qp *
-qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
+qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax, uint32_t qpn)
 {
 	struct droce_dev *d = droce_dev_of_ctx(ctx);
 	struct ibv_qp_cap *cap = &ax->cap;
@@ -182,7 +183,9 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 	/* UD has no path MTU attribute: datagrams use the port's. */
 	qp->mtu = droce_port_mtu(d->port);
 	qp->attr.cap = *cap;
-	rc = droce_num_table_add(&d->qpt, qp, &qp->qpn);
+	qp->qpn = qpn;
+	rc = qpn != 0 ? droce_num_table_add_at(&d->qpt, qp, qpn) :
+			droce_num_table_add(&d->qpt, qp, &qp->qpn);
 	if (rc != 0)
 		goto fail;
 	/* A fixed UDP source port per QP, from the range RoCEv2 reserves for
@@ -230,7 +233,7 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 		.comp_mask = IBV_QP_INIT_ATTR_PD,
 		.pd = pd,
 	};
-	struct ibv_qp *qp = qp_create(pd->context, &ax);
+	struct ibv_qp *qp = qp_create(pd->context, &ax, 0);
 
 	if (qp != NULL)
 		ia->cap = ax.cap;
@@ -240,7 +243,13 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 struct ibv_qp *
 droce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 {
-	return qp_create(ctx, ax);
+	return qp_create(ctx, ax, 0);
+}
+
+struct ibv_qp *
+droce_create_special_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax, uint32_t qpn)
+{
+	return qp_create(ctx, ax, qpn);
 }
 
 /* Clear everything the engine keeps in the QP (it is in RESET and the
@@ -360,6 +369,8 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	enum ibv_qp_state cur, next;
 	int rc;
 
+	if (__atomic_load_n(&qp->stack_owned, __ATOMIC_ACQUIRE))
+		return EPERM;
 	pthread_mutex_lock(&qp->mutex);
 	cur = (mask & IBV_QP_CUR_STATE) ? attr->cur_qp_state : droce_qp_state(qp);
 	next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
@@ -466,6 +477,8 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct droce_qp *qp = h->qp;
 	uint32_t left;
 
+	if (__atomic_load_n(&qp->stack_owned, __ATOMIC_ACQUIRE))
+		return EPERM;
 	pthread_mutex_lock(&qp->mutex);
 	left = --qp->handles;
 	rte_spinlock_lock(&qp->hlock);
