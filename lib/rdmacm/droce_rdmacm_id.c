@@ -385,6 +385,9 @@ rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd 
 	if (rdma_create_id(NULL, &cid, NULL, (enum rdma_port_space)res->ai_port_space) != 0)
 		return -1;
 	c = cma_id_of(cid);
+	/* As rdma-core: the QP's type is the address's. */
+	if (qp_init_attr != NULL)
+		qp_init_attr->qp_type = (enum ibv_qp_type)res->ai_qp_type;
 	if (res->ai_flags & RAI_PASSIVE) {
 		if (rdma_bind_addr(cid, res->ai_src_addr) != 0)
 			goto fail;
