@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -18,7 +19,9 @@
 #include "droce_verbs_priv.h"
 
 #define GSI_RECVS 64
-#define GSI_SENDS 64
+#define GSI_SENDS 256
+/* How long a send waits for a free slot before it counts as lost. */
+#define GSI_SEND_WAIT_US 1000000
 #define GSI_GRH 40
 #define GSI_RBUF (GSI_GRH + DROCE_MAD_SIZE)
 #define GSI_AHS 16
@@ -300,12 +303,18 @@ droce_gsi_send(struct droce_gsi *g, const uint8_t dgid[16], const uint8_t mad[DR
 	int rc, n;
 
 	pthread_mutex_lock(&g->send_lock);
-	while ((n = ibv_poll_cq(g->scq, 16, wc)) > 0)
-		g->sends_done += (uint32_t)n;
-	if (g->sends_posted - g->sends_done >= GSI_SENDS) {
-		/* MADs are retried by the CM: dropping one when the ring is full is a loss. */
-		rc = -ENOBUFS;
-		goto out;
+	for (uint64_t t0 = droce_gsi_now_us();;) {
+		while ((n = ibv_poll_cq(g->scq, 16, wc)) > 0)
+			g->sends_done += (uint32_t)n;
+		if (g->sends_posted - g->sends_done < GSI_SENDS)
+			break;
+		/* A burst (many connections at once): the engine frees slots
+		 * soon. A ring that stays full is a lost MAD, which the CM retries. */
+		if (droce_gsi_now_us() - t0 > GSI_SEND_WAIT_US) {
+			rc = -ENOBUFS;
+			goto out;
+		}
+		sched_yield();
 	}
 	wr.wr.ud.ah = gsi_ah(g, dgid);
 	if (wr.wr.ud.ah == NULL) {
