@@ -72,10 +72,8 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 
 	param = param != NULL ? param : &none;
 	if (c->dev == NULL || id->route.path_rec == NULL ||
-	    param->private_data_len > CMA_REQ_PDATA || (id->qp == NULL && param->qp_num == 0)) {
-		errno = EINVAL;
-		return -1;
-	}
+	    param->private_data_len > CMA_REQ_PDATA || (id->qp == NULL && param->qp_num == 0))
+		return cma_fail(EINVAL);
 	memset(&req, 0, sizeof(req));
 	req.service_id = DROCE_CMA_SERVICE_ID(id->ps, ntohs(rdma_get_dst_port(id)));
 	req.local_qpn = id->qp != NULL ? id->qp->qp_num : param->qp_num;
@@ -106,8 +104,7 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	droce_cm_lock(c->dev->cm);
 	if (c->cm_id != NULL) {
 		droce_cm_unlock(c->dev->cm);
-		errno = EISCONN;
-		return -1;
+		return cma_fail(EISCONN);
 	}
 	c->cm_id = droce_cm_id_create(c->dev->cm, c);
 	c->conn.psn = req.starting_psn = random_psn();
@@ -117,10 +114,8 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	rc = c->cm_id == NULL ? -ENOMEM :
 	     droce_cm_send_req(c->cm_id, req.primary.remote_gid, &req, &t);
 	droce_cm_unlock(c->dev->cm);
-	if (rc != 0) {
-		errno = -rc;
-		return -1;
-	}
+	if (rc != 0)
+		return cma_fail(-rc);
 	return c->sync ? cma_event_wait(c, RDMA_CM_EVENT_ESTABLISHED) : 0;
 }
 
@@ -168,10 +163,8 @@ rdma_establish(struct rdma_cm_id *id)
 	struct cma_id *c = cma_id_of(id);
 	int rc;
 
-	if (c->dev == NULL || c->cm_id == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (c->dev == NULL || c->cm_id == NULL)
+		return cma_fail(EINVAL);
 	droce_cm_lock(c->dev->cm);
 	rc = cma_qp_to(c, IBV_QPS_RTR);
 	if (rc == 0)
@@ -179,10 +172,8 @@ rdma_establish(struct rdma_cm_id *id)
 	if (rc == 0)
 		rc = droce_cm_send_rtu(c->cm_id, NULL, 0);
 	droce_cm_unlock(c->dev->cm);
-	if (rc != 0) {
-		errno = -rc;
-		return -1;
-	}
+	if (rc != 0)
+		return cma_fail(-rc);
 	return 0;
 }
 
@@ -266,16 +257,13 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	struct rdma_event_channel *ch;
 	struct rdma_cm_event *ev;
 
-	if (id == NULL || !l->sync) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (id == NULL || !l->sync)
+		return cma_fail(EINVAL);
 	if (rdma_get_cm_event(listen->channel, &ev) != 0)
 		return -1;
 	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
 		rdma_ack_cm_event(ev);
-		errno = EINVAL;
-		return -1;
+		return cma_fail(EINVAL);
 	}
 	c = cma_id_of(ev->id);
 	/* A synchronous listener's connections are synchronous too: each on a
@@ -299,8 +287,7 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 
 			rdma_reject(&c->id, NULL, 0);
 			rdma_destroy_id(&c->id);
-			errno = err;
-			return -1;
+			return cma_fail(err);
 		}
 	}
 	*id = &c->id;
@@ -316,10 +303,8 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 
 	if (c->dev == NULL || c->cm_id == NULL ||
 	    (param != NULL && param->private_data_len > DROCE_CM_REP_PDATA) ||
-	    (id->qp == NULL && (param == NULL || param->qp_num == 0))) {
-		errno = EINVAL;
-		return -1;
-	}
+	    (id->qp == NULL && (param == NULL || param->qp_num == 0)))
+		return cma_fail(EINVAL);
 	memset(&rep, 0, sizeof(rep));
 	droce_cm_lock(c->dev->cm);
 	if (param != NULL) {
@@ -348,10 +333,8 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 		rdma_ack_cm_event(id->event);
 		id->event = NULL;
 	}
-	if (rc != 0) {
-		errno = -rc;
-		return -1;
-	}
+	if (rc != 0)
+		return cma_fail(-rc);
 	return c->sync ? cma_event_wait(c, RDMA_CM_EVENT_ESTABLISHED) : 0;
 }
 
@@ -361,10 +344,8 @@ rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_dat
 	struct cma_id *c = cma_id_of(id);
 	int rc;
 
-	if (c->dev == NULL || c->cm_id == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (c->dev == NULL || c->cm_id == NULL)
+		return cma_fail(EINVAL);
 	droce_cm_lock(c->dev->cm);
 	rc = droce_cm_send_rej(c->cm_id, DROCE_REJ_CONSUMER_DEFINED, private_data,
 			       private_data_len);
@@ -373,10 +354,8 @@ rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_dat
 		rdma_ack_cm_event(id->event);
 		id->event = NULL;
 	}
-	if (rc != 0) {
-		errno = -rc;
-		return -1;
-	}
+	if (rc != 0)
+		return cma_fail(-rc);
 	return 0;
 }
 
@@ -393,10 +372,8 @@ rdma_disconnect(struct rdma_cm_id *id)
 	struct cma_id *c = cma_id_of(id);
 	int rc = -EINVAL;
 
-	if (c->dev == NULL || c->cm_id == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (c->dev == NULL || c->cm_id == NULL)
+		return cma_fail(EINVAL);
 	droce_cm_lock(c->dev->cm);
 	/* cma.c: the QP goes to the error state first, flushing its work. */
 	cma_qp_to(c, IBV_QPS_ERR);
@@ -412,10 +389,8 @@ rdma_disconnect(struct rdma_cm_id *id)
 		break;
 	}
 	droce_cm_unlock(c->dev->cm);
-	if (rc != 0) {
-		errno = -rc;
-		return -1;
-	}
+	if (rc != 0)
+		return cma_fail(-rc);
 	return 0;
 }
 
@@ -475,10 +450,8 @@ rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 {
 	/* The QP saw traffic before the RTU: the RTU (or its retry) still
 	 * comes, and the CM moves on then. */
-	if (id == NULL || event != IBV_EVENT_COMM_EST) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (id == NULL || event != IBV_EVENT_COMM_EST)
+		return cma_fail(EINVAL);
 	return 0;
 }
 
@@ -486,20 +459,16 @@ int
 rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
 {
 	/* Accepted and not sent: the CM exchanges no ECE, like a device without it. */
-	if (id == NULL || ece == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (id == NULL || ece == NULL)
+		return cma_fail(EINVAL);
 	return 0;
 }
 
 int
 rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
 {
-	if (id == NULL || ece == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (id == NULL || ece == NULL)
+		return cma_fail(EINVAL);
 	memset(ece, 0, sizeof(*ece));
 	return 0;
 }

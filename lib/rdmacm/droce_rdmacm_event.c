@@ -88,10 +88,8 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 	struct cma_event *e;
 	uint64_t v;
 
-	if (ch == NULL || event == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (ch == NULL || event == NULL)
+		return cma_fail(EINVAL);
 	for (;;) {
 		if (read(ch->ch.fd, &v, sizeof(v)) != sizeof(v))
 			return -1; /* errno: EAGAIN on a non-blocking channel, EINTR */
@@ -130,10 +128,8 @@ rdma_ack_cm_event(struct rdma_cm_event *event)
 {
 	struct cma_event *e = (struct cma_event *)event;
 
-	if (e == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (e == NULL)
+		return cma_fail(EINVAL);
 	if (e->ev.listen_id != NULL)
 		id_ack(cma_id_of(e->ev.listen_id));
 	id_ack(cma_id_of(e->ev.id));
@@ -153,10 +149,8 @@ cma_event_wait(struct cma_id *c, enum rdma_cm_event_type want)
 	ok = ev->event == want && ev->status == 0;
 	status = ev->status;
 	rdma_ack_cm_event(ev);
-	if (!ok) {
-		errno = status < 0 ? -status : status != 0 ? ECONNREFUSED : EINVAL;
-		return -1;
-	}
+	if (!ok)
+		return cma_fail(status < 0 ? -status : status != 0 ? ECONNREFUSED : EINVAL);
 	return 0;
 }
 
@@ -181,10 +175,8 @@ rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 {
 	struct cma_id *c = cma_id_of(id);
 
-	if (channel == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (channel == NULL)
+		return cma_fail(EINVAL);
 	/* The old channel's events about it go with it, as rdma-core's do:
 	 * here, they are dropped and the handed-out ones awaited first. */
 	if (c->dev != NULL)

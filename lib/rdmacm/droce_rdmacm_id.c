@@ -24,14 +24,11 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void 
 
 	if (id == NULL || (ps != RDMA_PS_TCP && ps != RDMA_PS_IB)) {
 		/* RDMA_PS_UDP and RDMA_PS_IPOIB need SIDR and UD QPs: not here yet. */
-		errno = id == NULL ? EINVAL : EPROTONOSUPPORT;
-		return -1;
+		return cma_fail(id == NULL ? EINVAL : EPROTONOSUPPORT);
 	}
 	c = calloc(1, sizeof(*c));
-	if (c == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
+	if (c == NULL)
+		return cma_fail(ENOMEM);
 	if (channel == NULL) {
 		/* rdma-core's synchronous mode: a private channel the calls wait on. */
 		channel = rdma_create_event_channel();
@@ -71,10 +68,8 @@ rdma_destroy_id(struct rdma_cm_id *id)
 {
 	struct cma_id *c = cma_id_of(id);
 
-	if (c == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (c == NULL)
+		return cma_fail(EINVAL);
 	id_unlisten(c);
 	if (c->dev != NULL) {
 		/* After this no CM event names the ID. */
@@ -115,10 +110,8 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	struct sockaddr *src = &id->route.addr.src_addr;
 	socklen_t len;
 
-	if (addr == NULL || (len = cma_addr_len(addr)) == 0) {
-		errno = addr == NULL ? EINVAL : EAFNOSUPPORT;
-		return -1;
-	}
+	if (addr == NULL || (len = cma_addr_len(addr)) == 0)
+		return cma_fail(addr == NULL ? EINVAL : EAFNOSUPPORT);
 	if (!cma_addr_any(addr)) {
 		struct cma_dev *d = cma_dev_by_addr(addr);
 
@@ -142,10 +135,8 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 	socklen_t len;
 
 	(void)timeout_ms; /* resolution is local */
-	if (dst_addr == NULL || (len = cma_addr_len(dst_addr)) == 0) {
-		errno = dst_addr == NULL ? EINVAL : EAFNOSUPPORT;
-		return -1;
-	}
+	if (dst_addr == NULL || (len = cma_addr_len(dst_addr)) == 0)
+		return cma_fail(dst_addr == NULL ? EINVAL : EAFNOSUPPORT);
 	if (src_addr != NULL && rdma_bind_addr(id, src_addr) != 0)
 		return -1;
 	if (c->dev == NULL) {
@@ -180,15 +171,11 @@ rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	struct ibv_port_attr pa;
 
 	(void)timeout_ms;
-	if (c->dev == NULL || ibv_query_port(id->verbs, 1, &pa) != 0) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (c->dev == NULL || ibv_query_port(id->verbs, 1, &pa) != 0)
+		return cma_fail(EINVAL);
 	p = calloc(1, sizeof(*p));
-	if (p == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
+	if (p == NULL)
+		return cma_fail(ENOMEM);
 	/* What the kernel fills in for a RoCE route: the GIDs, the port's MTU,
 	 * no LIDs, hop limit 64, and RoCE's packet lifetime. */
 	p->sgid = id->route.addr.addr.ibaddr.sgid;
@@ -240,8 +227,7 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 	}
 	if (rc != 0) {
 		id_unlisten(c);
-		errno = -rc;
-		return -1;
+		return cma_fail(-rc);
 	}
 	return 0;
 }
@@ -275,8 +261,7 @@ rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, siz
 	    (optname == RDMA_OPTION_ID_REUSEADDR || optname == RDMA_OPTION_ID_AFONLY) &&
 	    optlen == sizeof(int))
 		return 0; /* droce's listeners never hold a port after they go */
-	errno = level == RDMA_OPTION_IB ? ENOSYS : EINVAL;
-	return -1;
+	return cma_fail(level == RDMA_OPTION_IB ? ENOSYS : EINVAL);
 }
 
 /* One rdma_addrinfo from one getaddrinfo() answer. */
@@ -314,25 +299,19 @@ rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrin
 	struct rdma_addrinfo *head = NULL, **tail = &head;
 	int rc;
 
-	if (res == NULL || (node == NULL && service == NULL)) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (res == NULL || (node == NULL && service == NULL))
+		return cma_fail(EINVAL);
 	if (hints != NULL) {
 		h.ai_family = hints->ai_family;
 		h.ai_flags = (hints->ai_flags & RAI_PASSIVE ? AI_PASSIVE : 0) |
 			     (hints->ai_flags & RAI_NUMERICHOST ? AI_NUMERICHOST : 0);
 		if (hints->ai_port_space != 0 && hints->ai_port_space != RDMA_PS_TCP &&
-		    hints->ai_port_space != RDMA_PS_IB) {
-			errno = EPROTONOSUPPORT;
-			return -1;
-		}
+		    hints->ai_port_space != RDMA_PS_IB)
+			return cma_fail(EPROTONOSUPPORT);
 	}
 	rc = getaddrinfo(node, service, &h, &ai);
-	if (rc != 0) {
-		errno = rc == EAI_SYSTEM ? errno : EADDRNOTAVAIL;
-		return -1;
-	}
+	if (rc != 0)
+		return cma_fail(rc == EAI_SYSTEM ? errno : EADDRNOTAVAIL);
 	for (a = ai; a != NULL; a = a->ai_next) {
 		if (a->ai_family != AF_INET && a->ai_family != AF_INET6)
 			continue;
@@ -340,16 +319,13 @@ rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrin
 		if (*tail == NULL) {
 			freeaddrinfo(ai);
 			rdma_freeaddrinfo(head);
-			errno = ENOMEM;
-			return -1;
+			return cma_fail(ENOMEM);
 		}
 		tail = &(*tail)->ai_next;
 	}
 	freeaddrinfo(ai);
-	if (head == NULL) {
-		errno = EADDRNOTAVAIL;
-		return -1;
-	}
+	if (head == NULL)
+		return cma_fail(EADDRNOTAVAIL);
 	*res = head;
 	return 0;
 }
@@ -378,10 +354,8 @@ rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd 
 	struct rdma_cm_id *cid;
 	struct cma_id *c;
 
-	if (id == NULL || res == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (id == NULL || res == NULL)
+		return cma_fail(EINVAL);
 	if (rdma_create_id(NULL, &cid, NULL, (enum rdma_port_space)res->ai_port_space) != 0)
 		return -1;
 	c = cma_id_of(cid);

@@ -17,6 +17,7 @@
 #ifndef DROCE_RDMACM_PRIV_H
 #define DROCE_RDMACM_PRIV_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <sys/queue.h>
@@ -85,6 +86,14 @@ struct cma_id {
 	pthread_cond_t acked;
 	uint8_t tos;
 };
+
+/** Fail as librdmacm's calls do: -1 with errno @p err. */
+static inline int
+cma_fail(int err)
+{
+	errno = err;
+	return -1;
+}
 
 static inline struct cma_id *
 cma_id_of(struct rdma_cm_id *id)

@@ -68,10 +68,8 @@ rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr
 	struct ibv_qp *qp;
 	int mask;
 
-	if (c->dev == NULL || qp_init_attr == NULL || id->qp != NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (c->dev == NULL || qp_init_attr == NULL || id->qp != NULL)
+		return cma_fail(EINVAL);
 	if (qp_init_attr->qp_type != IBV_QPT_RC && qp_init_attr->qp_type != IBV_QPT_UC) {
 		errno = EOPNOTSUPP; /* UD QPs come with SIDR, which droce lacks */
 		return -1;
@@ -107,10 +105,8 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *qp_init_att
 	struct ibv_qp_init_attr a;
 
 	/* The plain attributes only: what droce's QPs take from the _ex form. */
-	if (qp_init_attr == NULL || (qp_init_attr->comp_mask & ~IBV_QP_INIT_ATTR_PD)) {
-		errno = EOPNOTSUPP;
-		return -1;
-	}
+	if (qp_init_attr == NULL || (qp_init_attr->comp_mask & ~IBV_QP_INIT_ATTR_PD))
+		return cma_fail(EOPNOTSUPP);
 	memset(&a, 0, sizeof(a));
 	a.qp_context = qp_init_attr->qp_context;
 	a.send_cq = qp_init_attr->send_cq;
@@ -142,10 +138,8 @@ rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qa, int *mask)
 	enum ibv_qp_state st = qa->qp_state;
 	int sgid;
 
-	if (c->dev == NULL || mask == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (c->dev == NULL || mask == NULL)
+		return cma_fail(EINVAL);
 	memset(qa, 0, sizeof(*qa));
 	qa->qp_state = st;
 	switch (st) {
@@ -194,8 +188,7 @@ rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qa, int *mask)
 	default:
 		break;
 	}
-	errno = EINVAL;
-	return -1;
+	return cma_fail(EINVAL);
 }
 
 /* Move the ID's QP to @p st with the attributes rdma_init_qp_attr() gives. */
@@ -219,10 +212,8 @@ rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_at
 	struct cma_id *c = cma_id_of(id);
 	struct ibv_srq *srq;
 
-	if (c->dev == NULL || attr == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (c->dev == NULL || attr == NULL)
+		return cma_fail(EINVAL);
 	srq = ibv_create_srq(pd != NULL ? pd : c->dev->pd, attr);
 	if (srq == NULL)
 		return -1;
@@ -238,10 +229,8 @@ rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 
 	/* Basic SRQs only, as droce's rdma_create_qp() takes RC and UC. */
 	if (attr == NULL || (attr->comp_mask & ~(uint32_t)IBV_SRQ_INIT_ATTR_PD) ||
-	    ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC)) {
-		errno = EOPNOTSUPP;
-		return -1;
-	}
+	    ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC))
+		return cma_fail(EOPNOTSUPP);
 	memset(&a, 0, sizeof(a));
 	a.srq_context = attr->srq_context;
 	a.attr = attr->attr;

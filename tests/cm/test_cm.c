@@ -372,6 +372,9 @@ START_TEST(mra_extends_the_wait)
 }
 END_TEST
 
+/* tests/cm/test_cm_msg.c */
+Suite *cm_msg_suite(void);
+
 int
 main(void)
 {
@@ -391,7 +394,8 @@ main(void)
 	tcase_add_test(tc, destroyed_end);
 	tcase_add_test(tc, mra_extends_the_wait);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
+	sr = srunner_create(cm_msg_suite());
+	srunner_add_suite(sr, s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

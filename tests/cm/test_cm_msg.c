@@ -15,6 +15,8 @@
 #include "droce_cm_msg.h"
 #include "pcap_reader.h"
 
+Suite *cm_msg_suite(void);
+
 static struct pcap_file cap;
 /* MADs of the capture, in order, and their frame numbers. */
 static const uint8_t *mads[32];
@@ -201,13 +203,11 @@ START_TEST(foreign_mads_refused)
 }
 END_TEST
 
-int
-main(void)
+Suite *
+cm_msg_suite(void)
 {
 	Suite *s = suite_create("cm_msg");
 	TCase *tc = tcase_create("codec");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, every_mad_round_trips);
@@ -215,9 +215,5 @@ main(void)
 	tcase_add_test(tc, rej_mra_round_trip);
 	tcase_add_test(tc, foreign_mads_refused);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return s;
 }
