@@ -143,9 +143,7 @@ on_rep(struct cma_id *c, const struct droce_cm_rep *rep)
 				DROCE_CM_REP_PDATA, NULL);
 		return;
 	}
-	rc = cma_qp_to(c, IBV_QPS_RTR);
-	if (rc == 0)
-		rc = cma_qp_to(c, IBV_QPS_RTS);
+	rc = cma_qp_ready(c);
 	if (rc == 0)
 		rc = droce_cm_send_rtu(c->cm_id, NULL, 0);
 	if (rc != 0) {
@@ -166,9 +164,7 @@ rdma_establish(struct rdma_cm_id *id)
 	if (c->dev == NULL || c->cm_id == NULL)
 		return cma_fail(EINVAL);
 	droce_cm_lock(c->dev->cm);
-	rc = cma_qp_to(c, IBV_QPS_RTR);
-	if (rc == 0)
-		rc = cma_qp_to(c, IBV_QPS_RTS);
+	rc = cma_qp_ready(c);
 	if (rc == 0)
 		rc = droce_cm_send_rtu(c->cm_id, NULL, 0);
 	droce_cm_unlock(c->dev->cm);
@@ -311,9 +307,7 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 		c->conn.responder_resources = param->responder_resources;
 		c->conn.initiator_depth = param->initiator_depth;
 	}
-	rc = cma_qp_to(c, IBV_QPS_RTR);
-	if (rc == 0)
-		rc = cma_qp_to(c, IBV_QPS_RTS);
+	rc = cma_qp_ready(c);
 	if (rc == 0) {
 		rep.local_qpn = id->qp != NULL ? id->qp->qp_num : param->qp_num;
 		rep.starting_psn = c->conn.psn;

@@ -123,6 +123,8 @@ void cma_events_retire(struct cma_id *c);
 
 /* droce_rdmacm_qp.c: move the QP of @p c to @p st. @return 0 or a negative errno. */
 int cma_qp_to(struct cma_id *c, enum ibv_qp_state st);
+/** RTR, then RTS: the QP ready for the connection. @return 0 or a negative errno. */
+int cma_qp_ready(struct cma_id *c);
 
 /* droce_rdmacm_conn.c: the CM's event handler. */
 void cma_cm_event(void *arg, struct droce_cm_id *cm_id, const struct droce_cm_event *ev);

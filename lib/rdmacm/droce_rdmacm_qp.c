@@ -207,6 +207,14 @@ cma_qp_to(struct cma_id *c, enum ibv_qp_state st)
 }
 
 int
+cma_qp_ready(struct cma_id *c)
+{
+	int rc = cma_qp_to(c, IBV_QPS_RTR);
+
+	return rc == 0 ? cma_qp_to(c, IBV_QPS_RTS) : rc;
+}
+
+int
 rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
 	struct cma_id *c = cma_id_of(id);
