@@ -7,7 +7,9 @@
  * nobody answered: DISCONNECTED).
  *
  * What the two ends negotiate, as cm.c does: each side's QP gets the
- * peer's QPN and starting PSN; the REQ's initiator depth is the passive
+ * peer's QPN; each side sends from the starting PSN the *peer's* message
+ * carries and expects its own (rxe's capture shows it: the active side
+ * sends from the REP's PSN, the passive side from the REQ's); the REQ's initiator depth is the passive
  * side's responder resources (max_dest_rd_atomic) and the other way
  * round; the REQ's retry count is both sides' ACK retry count; the RNR
  * retry count is the one the *other* side sent (REQ's for the passive

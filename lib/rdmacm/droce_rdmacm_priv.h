@@ -59,9 +59,9 @@ struct cma_channel {
 
 /** An ID's connection: what the CM exchange settled. */
 struct cma_conn {
-	uint32_t psn;                  /**< our starting PSN */
+	uint32_t psn;                  /**< the starting PSN of our REQ or REP: the peer sends from it */
 	uint32_t remote_qpn;
-	uint32_t remote_psn;
+	uint32_t remote_psn;           /**< the peer's REQ or REP's: we send from it */
 	uint8_t mtu;                   /**< IBV_MTU_* */
 	uint8_t responder_resources;   /**< max_dest_rd_atomic */
 	uint8_t initiator_depth;       /**< max_rd_atomic */

@@ -158,7 +158,10 @@ rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qa, int *mask)
 			break;
 		qa->path_mtu = (enum ibv_mtu)k->mtu;
 		qa->dest_qp_num = k->remote_qpn;
-		qa->rq_psn = k->remote_psn;
+		/* The kernel's CM (and rxe) read each side's starting PSN as
+		 * the one its *peer* sends with: in rxe's capture the active
+		 * side sends from the REP's PSN, the passive side from the REQ's. */
+		qa->rq_psn = k->psn;
 		qa->max_dest_rd_atomic = k->responder_resources;
 		/* cm.c leaves the RNR NAK timer at 0 (655 ms) on RoCE: so do we. */
 		qa->min_rnr_timer = 0;
@@ -174,7 +177,7 @@ rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qa, int *mask)
 	case IBV_QPS_RTS:
 		if (k->remote_qpn == 0)
 			break;
-		qa->sq_psn = k->psn;
+		qa->sq_psn = k->remote_psn;
 		qa->timeout = k->ack_timeout;
 		qa->retry_cnt = k->retry_count;
 		qa->rnr_retry = k->rnr_retry_count;

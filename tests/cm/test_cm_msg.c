@@ -37,6 +37,16 @@ frame_mad(const uint8_t *d, uint32_t len)
 	return bth + 12 + 8;
 }
 
+/* The BTH PSN of frame @p n (from 1) of the capture, IPv4. */
+static uint32_t
+bth_psn(unsigned n)
+{
+	const uint8_t *d = cap.frames[n - 1].data;
+	const uint8_t *bth = d + 14 + (d[14] & 0xf) * 4 + 8;
+
+	return (uint32_t)(bth[9] << 16 | bth[10] << 8 | bth[11]);
+}
+
 static void
 setup(void)
 {
@@ -143,6 +153,12 @@ START_TEST(rping_connection_fields)
 	ck_assert_uint_eq(rep.rep.target_ack_delay, 15);
 	ck_assert_uint_eq(rep.rep.rnr_retry_count, 7);
 	ck_assert_uint_eq(rep.rep.local_ca_guid, 0x505400fffe77000bull);
+
+	/* Each side sends from the PSN the other's message carries: the
+	 * client's first SEND (frame 4) from the REP's, the server's RDMA
+	 * READ request (frame 6) from the REQ's. */
+	ck_assert_uint_eq(bth_psn(4), rep.rep.starting_psn);
+	ck_assert_uint_eq(bth_psn(6), req.req.starting_psn);
 
 	ck_assert_uint_eq(rtu.rtu.local_comm_id, req.req.local_comm_id);
 	ck_assert_uint_eq(rtu.rtu.remote_comm_id, rep.rep.local_comm_id);
