@@ -86,6 +86,24 @@ droce_num_table_add(struct droce_num_table *t, void *obj, uint32_t *out)
 	return droce_num_table_add_in(t, obj, 0, 0, out);
 }
 
+int
+droce_num_table_add_at(struct droce_num_table *t, void *obj, uint32_t num)
+{
+	int rc = -EEXIST;
+
+	pthread_mutex_lock(&t->lock);
+	if (t->count >= t->max)
+		rc = -ENOMEM;
+	else if (rte_hash_lookup(t->hash, &num) < 0) {
+		DROCE_TSAN_RELEASE(obj);
+		rc = rte_hash_add_key_data(t->hash, &num, obj) < 0 ? -ENOMEM : 0;
+		if (rc == 0)
+			t->count++;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
 int32_t
 droce_num_table_remove(struct droce_num_table *t, uint32_t num)
 {

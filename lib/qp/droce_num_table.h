@@ -57,6 +57,13 @@ int droce_num_table_add_in(struct droce_num_table *t, void *obj, uint32_t mask,
 			   uint32_t residue, uint32_t *num);
 
 /**
+ * Publish @p obj under the fixed number @p num (a special QP such as
+ * QP1, which droce_num_table_add() never hands out). @return 0, -EEXIST
+ * or -ENOMEM.
+ */
+int droce_num_table_add_at(struct droce_num_table *t, void *obj, uint32_t num);
+
+/**
  * Unpublish @p qpn. @return the hash position to hand to
  * droce_num_table_release() after a grace period, or a negative errno.
  */

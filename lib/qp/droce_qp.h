@@ -221,6 +221,8 @@ struct droce_qp {
 	 *  message starts, so the ring slot is free for new posts at once. */
 	struct droce_recv_wqe *rwqe;
 	bool sq_sig_all;
+	/** droce's own QP1: applications can neither modify nor destroy it. */
+	bool stack_owned;
 
 	/* attributes (ibv_query_qp returns them) */
 	struct ibv_qp_attr attr;

@@ -171,6 +171,9 @@ int droce_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device
 			  struct ibv_device_attr_ex *attr, size_t len);
 struct ibv_cq_ex *droce_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
 struct ibv_qp *droce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+/* droce_verbs_qp.c: a QP under the fixed number @p qpn (lib/cm's QP1). */
+struct ibv_qp *droce_create_special_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
+				       uint32_t qpn);
 
 /*
  * Wait one RCU grace period of @p d: no engine iteration still holds

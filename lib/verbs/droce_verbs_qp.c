@@ -112,8 +112,9 @@ qp_unpublish_new(struct droce_dev *d, struct droce_qp *qp)
 	droce_num_table_release(&d->qpt, pos);
 }
 
+/* Create a QP; with @p qpn non-zero, under that fixed number (QP1). */
 static struct ibv_qp *
-qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
+qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax, uint32_t qpn)
 {
 	struct droce_dev *d = droce_dev_of_ctx(ctx);
 	struct ibv_qp_cap *cap = &ax->cap;
@@ -181,9 +182,17 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 	/* UD has no path MTU attribute: datagrams use the port's. */
 	qp->mtu = droce_port_mtu(d->port);
 	qp->attr.cap = *cap;
-	/* The owner engine, and a QPN it owns (droce_qpn_engine()). */
-	qp->engine = droce_dev_engine_pick(d, qp->type, qp->srq);
-	rc = droce_num_table_add_in(&d->qpt, qp, d->nb_engines - 1, qp->engine->queue, &qp->qpn);
+	/* The owner engine, and a QPN it owns (droce_qpn_engine()); a fixed
+	 * QPN (QP1) belongs to the engine its number names. */
+	if (qpn != 0) {
+		qp->engine = d->engines[droce_qpn_engine(qpn, d->nb_engines)];
+		qp->qpn = qpn;
+		rc = droce_num_table_add_at(&d->qpt, qp, qpn);
+	} else {
+		qp->engine = droce_dev_engine_pick(d, qp->type, qp->srq);
+		rc = droce_num_table_add_in(&d->qpt, qp, d->nb_engines - 1, qp->engine->queue,
+					    &qp->qpn);
+	}
 	if (rc != 0)
 		goto fail;
 	/* A fixed UDP source port per QP, from the range RoCEv2 reserves for
@@ -231,7 +240,7 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 		.comp_mask = IBV_QP_INIT_ATTR_PD,
 		.pd = pd,
 	};
-	struct ibv_qp *qp = qp_create(pd->context, &ax);
+	struct ibv_qp *qp = qp_create(pd->context, &ax, 0);
 
 	if (qp != NULL)
 		ia->cap = ax.cap;
@@ -241,7 +250,13 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *ia)
 struct ibv_qp *
 droce_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax)
 {
-	return qp_create(ctx, ax);
+	return qp_create(ctx, ax, 0);
+}
+
+struct ibv_qp *
+droce_create_special_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax, uint32_t qpn)
+{
+	return qp_create(ctx, ax, qpn);
 }
 
 /* Clear everything the engine keeps in the QP (it is in RESET and the
@@ -361,6 +376,8 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	enum ibv_qp_state cur, next;
 	int rc;
 
+	if (__atomic_load_n(&qp->stack_owned, __ATOMIC_ACQUIRE))
+		return EPERM;
 	pthread_mutex_lock(&qp->mutex);
 	cur = (mask & IBV_QP_CUR_STATE) ? attr->cur_qp_state : droce_qp_state(qp);
 	next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
@@ -467,6 +484,8 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct droce_qp *qp = h->qp;
 	uint32_t left;
 
+	if (__atomic_load_n(&qp->stack_owned, __ATOMIC_ACQUIRE))
+		return EPERM;
 	pthread_mutex_lock(&qp->mutex);
 	left = --qp->handles;
 	rte_spinlock_lock(&qp->hlock);

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Event channels: a queue behind an eventfd in semaphore mode. Each queued
+ * event adds one to the count; rdma_get_cm_event() reads one off (blocking
+ * unless the application made the fd non-blocking) and takes the head of
+ * the queue. An event stays the application's until rdma_ack_cm_event();
+ * rdma_destroy_id() waits for its ID's, as rdma-core's does.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "droce_rdmacm_priv.h"
+
+struct rdma_event_channel *
+rdma_create_event_channel(void)
+{
+	struct cma_channel *c = calloc(1, sizeof(*c));
+
+	if (c == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->ch.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (c->ch.fd < 0) {
+		free(c);
+		return NULL;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	TAILQ_INIT(&c->q);
+	return &c->ch;
+}
+
+void
+rdma_destroy_event_channel(struct rdma_event_channel *channel)
+{
+	struct cma_channel *c = (struct cma_channel *)channel;
+	struct cma_event *e;
+
+	if (c == NULL)
+		return;
+	while ((e = TAILQ_FIRST(&c->q)) != NULL) {
+		TAILQ_REMOVE(&c->q, e, link);
+		free(e);
+	}
+	close(c->ch.fd);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+void
+cma_event_queue(struct cma_id *c, enum rdma_cm_event_type type, int status,
+		const struct rdma_conn_param *param, const void *pdata, uint8_t len,
+		struct cma_id *listener)
+{
+	struct cma_channel *ch = (struct cma_channel *)c->id.channel;
+	struct cma_event *e = calloc(1, sizeof(*e));
+	uint64_t one = 1;
+
+	if (e == NULL)
+		return;
+	e->ev.id = &c->id;
+	e->ev.listen_id = listener != NULL ? &listener->id : NULL;
+	e->ev.event = type;
+	e->ev.status = status;
+	if (param != NULL)
+		e->ev.param.conn = *param;
+	if (len > 0) {
+		len = len > sizeof(e->pdata) ? sizeof(e->pdata) : len;
+		memcpy(e->pdata, pdata, len);
+		e->ev.param.conn.private_data = e->pdata;
+		e->ev.param.conn.private_data_len = len;
+	}
+	pthread_mutex_lock(&ch->lock);
+	TAILQ_INSERT_TAIL(&ch->q, e, link);
+	pthread_mutex_unlock(&ch->lock);
+	if (write(ch->ch.fd, &one, sizeof(one)) != sizeof(one))
+		abort(); /* an eventfd only refuses at 2^64 - 1 events */
+}
+
+int
+rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+{
+	struct cma_channel *ch = (struct cma_channel *)channel;
+	struct cma_event *e;
+	uint64_t v;
+
+	if (ch == NULL || event == NULL)
+		return cma_fail(EINVAL);
+	for (;;) {
+		if (read(ch->ch.fd, &v, sizeof(v)) != sizeof(v))
+			return -1; /* errno: EAGAIN on a non-blocking channel, EINTR */
+		pthread_mutex_lock(&ch->lock);
+		e = TAILQ_FIRST(&ch->q);
+		TAILQ_REMOVE(&ch->q, e, link);
+		if (e->dead) {
+			pthread_mutex_unlock(&ch->lock);
+			free(e);
+			continue;
+		}
+		/* A child's events come on its listener's channel: one lock for both. */
+		cma_id_of(e->ev.id)->events_out++;
+		if (e->ev.listen_id != NULL)
+			cma_id_of(e->ev.listen_id)->events_out++;
+		pthread_mutex_unlock(&ch->lock);
+		break;
+	}
+	*event = &e->ev;
+	return 0;
+}
+
+static void
+id_ack(struct cma_id *c)
+{
+	struct cma_channel *ch = (struct cma_channel *)c->id.channel;
+
+	pthread_mutex_lock(&ch->lock);
+	if (--c->events_out == 0)
+		pthread_cond_broadcast(&c->acked);
+	pthread_mutex_unlock(&ch->lock);
+}
+
+int
+rdma_ack_cm_event(struct rdma_cm_event *event)
+{
+	struct cma_event *e = (struct cma_event *)event;
+
+	if (e == NULL)
+		return cma_fail(EINVAL);
+	if (e->ev.listen_id != NULL)
+		id_ack(cma_id_of(e->ev.listen_id));
+	id_ack(cma_id_of(e->ev.id));
+	free(e);
+	return 0;
+}
+
+int
+cma_event_wait(struct cma_id *c, enum rdma_cm_event_type want)
+{
+	struct rdma_cm_event *ev;
+	int status;
+	bool ok;
+
+	if (rdma_get_cm_event(c->id.channel, &ev) != 0)
+		return -1;
+	ok = ev->event == want && ev->status == 0;
+	status = ev->status;
+	rdma_ack_cm_event(ev);
+	if (!ok)
+		return cma_fail(status < 0 ? -status : status != 0 ? ECONNREFUSED : EINVAL);
+	return 0;
+}
+
+void
+cma_events_retire(struct cma_id *c)
+{
+	struct cma_channel *ch = (struct cma_channel *)c->id.channel;
+	struct cma_event *e;
+
+	pthread_mutex_lock(&ch->lock);
+	/* Queued ones keep their count on the eventfd: the reader skips them. */
+	TAILQ_FOREACH(e, &ch->q, link)
+		if (e->ev.id == &c->id || e->ev.listen_id == &c->id)
+			e->dead = true;
+	while (c->events_out != 0)
+		pthread_cond_wait(&c->acked, &ch->lock);
+	pthread_mutex_unlock(&ch->lock);
+}
+
+int
+rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
+{
+	struct cma_id *c = cma_id_of(id);
+
+	if (channel == NULL)
+		return cma_fail(EINVAL);
+	/* The old channel's events about it go with it, as rdma-core's do:
+	 * here, they are dropped and the handed-out ones awaited first. */
+	if (c->dev != NULL)
+		droce_cm_lock(c->dev->cm);
+	cma_events_retire(c);
+	id->channel = channel;
+	c->sync = false;
+	if (c->dev != NULL)
+		droce_cm_unlock(c->dev->cm);
+	return 0;
+}
+
+const char *
+rdma_event_str(enum rdma_cm_event_type event)
+{
+	static const char *const names[] = {
+		[RDMA_CM_EVENT_ADDR_RESOLVED] = "RDMA_CM_EVENT_ADDR_RESOLVED",
+		[RDMA_CM_EVENT_ADDR_ERROR] = "RDMA_CM_EVENT_ADDR_ERROR",
+		[RDMA_CM_EVENT_ROUTE_RESOLVED] = "RDMA_CM_EVENT_ROUTE_RESOLVED",
+		[RDMA_CM_EVENT_ROUTE_ERROR] = "RDMA_CM_EVENT_ROUTE_ERROR",
+		[RDMA_CM_EVENT_CONNECT_REQUEST] = "RDMA_CM_EVENT_CONNECT_REQUEST",
+		[RDMA_CM_EVENT_CONNECT_RESPONSE] = "RDMA_CM_EVENT_CONNECT_RESPONSE",
+		[RDMA_CM_EVENT_CONNECT_ERROR] = "RDMA_CM_EVENT_CONNECT_ERROR",
+		[RDMA_CM_EVENT_UNREACHABLE] = "RDMA_CM_EVENT_UNREACHABLE",
+		[RDMA_CM_EVENT_REJECTED] = "RDMA_CM_EVENT_REJECTED",
+		[RDMA_CM_EVENT_ESTABLISHED] = "RDMA_CM_EVENT_ESTABLISHED",
+		[RDMA_CM_EVENT_DISCONNECTED] = "RDMA_CM_EVENT_DISCONNECTED",
+		[RDMA_CM_EVENT_DEVICE_REMOVAL] = "RDMA_CM_EVENT_DEVICE_REMOVAL",
+		[RDMA_CM_EVENT_MULTICAST_JOIN] = "RDMA_CM_EVENT_MULTICAST_JOIN",
+		[RDMA_CM_EVENT_MULTICAST_ERROR] = "RDMA_CM_EVENT_MULTICAST_ERROR",
+		[RDMA_CM_EVENT_ADDR_CHANGE] = "RDMA_CM_EVENT_ADDR_CHANGE",
+		[RDMA_CM_EVENT_TIMEWAIT_EXIT] = "RDMA_CM_EVENT_TIMEWAIT_EXIT",
+	};
+
+	if ((unsigned)event < sizeof(names) / sizeof(names[0]))
+		return names[event];
+	return "UNKNOWN EVENT";
+}

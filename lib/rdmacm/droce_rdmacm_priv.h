@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Inside droce's librdmacm: the rdma_cm API of rdma-core's <rdma/rdma_cma.h>
+ * on droce devices, speaking the IB CM (lib/cm) over each device's QP1.
+ *
+ * Objects: a device (one per droce device: its verbs context, a default
+ * PD, QP1 and the CM on it, opened on first use and kept for the life of
+ * the process), an event channel (events behind an eventfd in semaphore
+ * mode: one count per queued event, so poll() and blocking or
+ * non-blocking reads behave as on rdma-core's channel file), and an ID.
+ *
+ * Locking: a device's CM lock (droce_cm_lock()) guards the connection
+ * state of every ID on that device, and is the lock CM events arrive
+ * under; a channel's lock guards its queue and is taken inside the CM
+ * lock, never around it.
+ */
+#ifndef DROCE_RDMACM_PRIV_H
+#define DROCE_RDMACM_PRIV_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/queue.h>
+
+#include <rdma/rdma_cma.h>
+
+#include "droce_cm.h"
+#include "droce_gsi.h"
+
+/** Most droce devices the library serves. */
+#define CMA_MAX_DEVS 8
+/** rdma_cm's private data header (struct cma_hdr) is in front of the REQ's. */
+#define CMA_REQ_PDATA (DROCE_CM_REQ_PDATA - DROCE_CMA_HDR_SIZE)
+/** As the kernel's cma.c: CMA_CM_RESPONSE_TIMEOUT, CMA_MAX_CM_RETRIES, and
+ *  RoCE's packet lifetime (the REQ's local ACK timeout is one more). */
+#define CMA_CM_RESPONSE_TIMEOUT 20
+#define CMA_MAX_CM_RETRIES 15
+#define CMA_IBOE_PACKET_LIFETIME 18
+
+struct cma_dev {
+	struct ibv_context *verbs;
+	struct ibv_pd *pd;             /**< for QPs created without one */
+	struct droce_gsi *gsi;
+	struct droce_cm *cm;
+};
+
+struct cma_event {
+	struct rdma_cm_event ev;       /**< first: handed out */
+	TAILQ_ENTRY(cma_event) link;
+	bool dead;                     /**< its ID is gone: skipped, not handed out */
+	uint8_t pdata[DROCE_CM_REP_PDATA];
+};
+
+struct cma_channel {
+	struct rdma_event_channel ch;  /**< first: handed out; ch.fd the eventfd */
+	pthread_mutex_t lock;
+	TAILQ_HEAD(, cma_event) q;
+};
+
+/** An ID's connection: what the CM exchange settled. */
+struct cma_conn {
+	uint32_t psn;                  /**< the starting PSN of our REQ or REP: the peer sends from it */
+	uint32_t remote_qpn;
+	uint32_t remote_psn;           /**< the peer's REQ or REP's: we send from it */
+	uint8_t mtu;                   /**< IBV_MTU_* */
+	uint8_t responder_resources;   /**< max_dest_rd_atomic */
+	uint8_t initiator_depth;       /**< max_rd_atomic */
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t ack_timeout;
+};
+
+struct cma_id {
+	struct rdma_cm_id id;          /**< first: handed out */
+	struct cma_dev *dev;           /**< NULL until bound or resolved */
+	struct droce_cm_id *cm_id;     /**< the connection */
+	struct droce_cm_id *listen[CMA_MAX_DEVS];
+	bool sync;                     /**< created without a channel: calls wait for their event */
+	bool disconnected;             /**< DISCONNECTED queued */
+	bool want_drep;                /**< rdma_disconnect() called: answer a DREQ at once */
+	bool own_cqs;                  /**< rdma_create_qp() made the CQs and channels */
+	struct cma_conn conn;
+	struct ibv_sa_path_rec path;
+	struct ibv_qp_init_attr *ep_qp_attr; /**< rdma_create_ep(): for each rdma_get_request() */
+	uint32_t events_out;           /**< handed out, not acknowledged */
+	pthread_cond_t acked;
+	uint8_t tos;
+};
+
+/** Fail as librdmacm's calls do: -1 with errno @p err. */
+static inline int
+cma_fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+static inline struct cma_id *
+cma_id_of(struct rdma_cm_id *id)
+{
+	return (struct cma_id *)id;
+}
+
+/* droce_rdmacm_dev.c */
+/** The device with address @p sa (family and address; port ignored), or NULL. */
+struct cma_dev *cma_dev_by_addr(const struct sockaddr *sa);
+/** The first device that has a GID of @p family. */
+struct cma_dev *cma_dev_any(int family);
+/** Device @p i (opened), or NULL past the last. */
+struct cma_dev *cma_dev_get(unsigned i);
+/** The index of @p gid in the device's table, or -1. */
+int cma_dev_gid_index(const struct cma_dev *d, const union ibv_gid *gid);
+
+/* droce_rdmacm_event.c */
+/** Queue an event about @p c; @p pdata (@p len bytes) is copied. */
+void cma_event_queue(struct cma_id *c, enum rdma_cm_event_type type, int status,
+		     const struct rdma_conn_param *param, const void *pdata, uint8_t len,
+		     struct cma_id *listener);
+/** Sync IDs: wait for the next event, which must be @p want with status 0. */
+int cma_event_wait(struct cma_id *c, enum rdma_cm_event_type want);
+/** Drop @p c's queued events and wait for its handed-out ones. */
+void cma_events_retire(struct cma_id *c);
+
+/* droce_rdmacm_qp.c: move the QP of @p c to @p st. @return 0 or a negative errno. */
+int cma_qp_to(struct cma_id *c, enum ibv_qp_state st);
+/** RTR, then RTS: the QP ready for the connection. @return 0 or a negative errno. */
+int cma_qp_ready(struct cma_id *c);
+
+/* droce_rdmacm_conn.c: the CM's event handler. */
+void cma_cm_event(void *arg, struct droce_cm_id *cm_id, const struct droce_cm_event *ev);
+
+/* Address helpers (droce_rdmacm_addr.c). */
+/** GID of an IPv4 or IPv6 socket address. */
+void cma_addr_gid(const struct sockaddr *sa, union ibv_gid *gid);
+/** Socket address of @p gid (IPv4-mapped GIDs become AF_INET) and @p port (network order). */
+void cma_gid_addr(const union ibv_gid *gid, uint16_t port, struct sockaddr_storage *ss);
+uint16_t cma_addr_port(const struct sockaddr *sa);
+void cma_addr_set_port(struct sockaddr *sa, uint16_t port);
+bool cma_addr_any(const struct sockaddr *sa);
+socklen_t cma_addr_len(const struct sockaddr *sa);
+/** A port for an ID bound to port 0 (network order). */
+uint16_t cma_ephemeral_port(void);
+
+#endif /* DROCE_RDMACM_PRIV_H */

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lib/cm's message codec against the CM MADs two rxe peers exchanged
+ * (tests/vectors/rxe-rdmacm.pcap: rping, then ucmatose with two
+ * connections): every MAD decodes, re-encodes byte for byte, and its
+ * fields are what the kernel's rdma_cm put there.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "droce_cm_msg.h"
+#include "pcap_reader.h"
+
+Suite *cm_msg_suite(void);
+
+static struct pcap_file cap;
+/* MADs of the capture, in order, and their frame numbers. */
+static const uint8_t *mads[32];
+static unsigned mad_frame[32];
+static unsigned nmads;
+
+/* The MAD of a UD SEND_ONLY to QPN 1 in an IPv4 RoCEv2 frame, or NULL. */
+static const uint8_t *
+frame_mad(const uint8_t *d, uint32_t len)
+{
+	const uint8_t *bth;
+
+	if (len < 14 + 20 + 8 + 12 + 8 + DROCE_MAD_SIZE + 4 || d[12] != 0x08 || d[13] != 0)
+		return NULL;
+	bth = d + 14 + (d[14] & 0xf) * 4 + 8;
+	if (bth[0] != 0x64 || bth[5] != 0 || bth[6] != 0 || bth[7] != DROCE_GSI_QPN)
+		return NULL;
+	return bth + 12 + 8;
+}
+
+/* The BTH PSN of frame @p n (from 1) of the capture, IPv4. */
+static uint32_t
+bth_psn(unsigned n)
+{
+	const uint8_t *d = cap.frames[n - 1].data;
+	const uint8_t *bth = d + 14 + (d[14] & 0xf) * 4 + 8;
+
+	return (uint32_t)(bth[9] << 16 | bth[10] << 8 | bth[11]);
+}
+
+static void
+setup(void)
+{
+	const char *dir = getenv("DROCE_VECTORS");
+	char path[4096];
+
+	ck_assert_ptr_nonnull(dir);
+	snprintf(path, sizeof(path), "%s/rxe-rdmacm.pcap", dir);
+	ck_assert_int_eq(pcap_load(path, &cap), 0);
+	for (size_t i = 0; i < cap.n; i++) {
+		const uint8_t *m = frame_mad(cap.frames[i].data, cap.frames[i].len);
+
+		if (m != NULL && nmads < 32) {
+			mad_frame[nmads] = (unsigned)i + 1;
+			mads[nmads++] = m;
+		}
+	}
+}
+
+static void
+teardown(void)
+{
+	pcap_free(&cap);
+	nmads = 0;
+}
+
+START_TEST(every_mad_round_trips)
+{
+	static const uint16_t want[] = {
+		DROCE_CM_REQ, DROCE_CM_REP, DROCE_CM_RTU, DROCE_CM_DREQ, DROCE_CM_DREP,
+		DROCE_CM_REQ, DROCE_CM_REQ, DROCE_CM_REP, DROCE_CM_REP, DROCE_CM_RTU,
+		DROCE_CM_RTU, DROCE_CM_DREQ, DROCE_CM_DREQ, DROCE_CM_DREP, DROCE_CM_DREP,
+	};
+
+	ck_assert_uint_eq(nmads, sizeof(want) / sizeof(want[0]));
+	for (unsigned i = 0; i < nmads; i++) {
+		struct droce_cm_msg m;
+		uint8_t out[DROCE_MAD_SIZE];
+
+		ck_assert_int_eq(droce_cm_msg_decode(mads[i], &m), 0);
+		ck_assert_msg(m.hdr.attr_id == want[i], "frame %u: %s", mad_frame[i],
+			      droce_cm_attr_name(m.hdr.attr_id));
+		droce_cm_msg_encode(&m, out);
+		ck_assert_msg(memcmp(out, mads[i], DROCE_MAD_SIZE) == 0,
+			      "frame %u (%s) does not re-encode", mad_frame[i],
+			      droce_cm_attr_name(m.hdr.attr_id));
+	}
+}
+END_TEST
+
+/* rping's REQ, REP, RTU, DREQ, DREP: what rdma_cm negotiates, field by field. */
+START_TEST(rping_connection_fields)
+{
+	static const uint8_t client_gid[16] = { [10] = 0xff, 0xff, 10, 77, 0, 12 };
+	static const uint8_t server_gid[16] = { [10] = 0xff, 0xff, 10, 77, 0, 11 };
+	struct droce_cm_msg req, rep, rtu, dreq, drep;
+	struct droce_cma_hdr ch;
+
+	ck_assert_int_eq(droce_cm_msg_decode(mads[0], &req), 0);
+	ck_assert_int_eq(droce_cm_msg_decode(mads[1], &rep), 0);
+	ck_assert_int_eq(droce_cm_msg_decode(mads[2], &rtu), 0);
+	ck_assert_int_eq(droce_cm_msg_decode(mads[3], &dreq), 0);
+	ck_assert_int_eq(droce_cm_msg_decode(mads[4], &drep), 0);
+
+	/* One transaction ID for the whole connection, both directions. */
+	ck_assert_uint_eq(req.hdr.tid, 0x0000000285ff1a43ull);
+	ck_assert_uint_eq(rep.hdr.tid, req.hdr.tid);
+	ck_assert_uint_eq(drep.hdr.tid, req.hdr.tid);
+
+	ck_assert_uint_eq(req.req.local_comm_id, 0x431aff85);
+	/* RDMA_PS_TCP, rping's port 7174. */
+	ck_assert_uint_eq(req.req.service_id, DROCE_CMA_SERVICE_ID(DROCE_RDMA_PS_TCP, 7174));
+	ck_assert_uint_eq(req.req.local_ca_guid, 0x505400fffe77000cull);
+	ck_assert_uint_eq(req.req.local_qpn, 0x11);
+	ck_assert_uint_eq(req.req.responder_resources, 1);
+	ck_assert_uint_eq(req.req.initiator_depth, 1);
+	ck_assert_uint_eq(req.req.starting_psn, 0xffd33e);
+	ck_assert_uint_eq(req.req.remote_cm_response_timeout, 20);
+	ck_assert_uint_eq(req.req.local_cm_response_timeout, 20);
+	ck_assert_uint_eq(req.req.retry_count, 7);
+	ck_assert_uint_eq(req.req.rnr_retry_count, 7);
+	ck_assert_uint_eq(req.req.max_cm_retries, 15);
+	ck_assert_uint_eq(req.req.pkey, 0xffff);
+	ck_assert_uint_eq(req.req.path_mtu, 3); /* IBV_MTU_1024 */
+	ck_assert_uint_eq(req.req.transport_type, 0);
+	ck_assert_uint_eq(req.req.primary.local_lid, 0xffff);
+	ck_assert_mem_eq(req.req.primary.local_gid, client_gid, 16);
+	ck_assert_mem_eq(req.req.primary.remote_gid, server_gid, 16);
+	ck_assert_uint_eq(req.req.primary.hop_limit, 64);
+	ck_assert_uint_eq(req.req.primary.local_ack_timeout, 19);
+
+	ck_assert_int_eq(droce_cma_hdr_decode(req.req.private_data, &ch), 0);
+	ck_assert_uint_eq(ch.ip_version, 4);
+	ck_assert_uint_eq(ch.src_port, 0xe118);
+	ck_assert_mem_eq(ch.src_addr + 12, client_gid + 12, 4);
+	ck_assert_mem_eq(ch.dst_addr + 12, server_gid + 12, 4);
+
+	ck_assert_uint_eq(rep.rep.local_comm_id, 0x6258be0e);
+	ck_assert_uint_eq(rep.rep.remote_comm_id, req.req.local_comm_id);
+	ck_assert_uint_eq(rep.rep.local_qpn, 0x11);
+	ck_assert_uint_eq(rep.rep.starting_psn, 0xfb14b3);
+	ck_assert_uint_eq(rep.rep.responder_resources, 1);
+	ck_assert_uint_eq(rep.rep.initiator_depth, 1);
+	ck_assert_uint_eq(rep.rep.target_ack_delay, 15);
+	ck_assert_uint_eq(rep.rep.rnr_retry_count, 7);
+	ck_assert_uint_eq(rep.rep.local_ca_guid, 0x505400fffe77000bull);
+
+	/* Each side sends from the PSN the other's message carries: the
+	 * client's first SEND (frame 4) from the REP's, the server's RDMA
+	 * READ request (frame 6) from the REQ's. */
+	ck_assert_uint_eq(bth_psn(4), rep.rep.starting_psn);
+	ck_assert_uint_eq(bth_psn(6), req.req.starting_psn);
+
+	ck_assert_uint_eq(rtu.rtu.local_comm_id, req.req.local_comm_id);
+	ck_assert_uint_eq(rtu.rtu.remote_comm_id, rep.rep.local_comm_id);
+	/* The client disconnects: its DREQ names the server's QP. */
+	ck_assert_uint_eq(dreq.dreq.local_comm_id, req.req.local_comm_id);
+	ck_assert_uint_eq(dreq.dreq.remote_qpn, rep.rep.local_qpn);
+	ck_assert_uint_eq(drep.rtu.local_comm_id, rep.rep.local_comm_id);
+}
+END_TEST
+
+/* The messages the capture lacks: encode, decode, same struct. */
+START_TEST(rej_mra_round_trip)
+{
+	struct droce_cm_msg a, b;
+	uint8_t mad[DROCE_MAD_SIZE];
+
+	droce_cm_msg_init(&a, DROCE_CM_REJ, 0x1234567890abcdefull);
+	a.rej.local_comm_id = 7;
+	a.rej.remote_comm_id = 0xdeadbeef;
+	a.rej.msg_rejected = DROCE_CM_REF_REQ;
+	a.rej.reason = DROCE_REJ_INVALID_SERVICE_ID;
+	a.rej.private_data[0] = 0x5a;
+	a.rej.private_data[DROCE_CM_REJ_PDATA - 1] = 0xa5;
+	droce_cm_msg_encode(&a, mad);
+	/* The reason at MAD data byte 10, big-endian (IBA Table 109). */
+	ck_assert_uint_eq(mad[DROCE_MAD_HDR_SIZE + 10], 0);
+	ck_assert_uint_eq(mad[DROCE_MAD_HDR_SIZE + 11], DROCE_REJ_INVALID_SERVICE_ID);
+	ck_assert_uint_eq(mad[DROCE_MAD_SIZE - 1], 0xa5);
+	ck_assert_int_eq(droce_cm_msg_decode(mad, &b), 0);
+	ck_assert_mem_eq(&a, &b, sizeof(a));
+
+	droce_cm_msg_init(&a, DROCE_CM_MRA, 1);
+	a.mra.local_comm_id = 1;
+	a.mra.remote_comm_id = 2;
+	a.mra.msg_mraed = DROCE_CM_REF_REP;
+	a.mra.service_timeout = 31;
+	droce_cm_msg_encode(&a, mad);
+	ck_assert_uint_eq(mad[DROCE_MAD_HDR_SIZE + 8], DROCE_CM_REF_REP << 6);
+	ck_assert_uint_eq(mad[DROCE_MAD_HDR_SIZE + 9], 31 << 3);
+	ck_assert_int_eq(droce_cm_msg_decode(mad, &b), 0);
+	ck_assert_mem_eq(&a, &b, sizeof(a));
+}
+END_TEST
+
+START_TEST(foreign_mads_refused)
+{
+	struct droce_cm_msg m;
+	uint8_t mad[DROCE_MAD_SIZE];
+
+	droce_cm_msg_init(&m, DROCE_CM_RTU, 1);
+	droce_cm_msg_encode(&m, mad);
+	mad[1] = 0x03; /* SA class */
+	ck_assert_int_eq(droce_cm_msg_decode(mad, &m), -EPROTONOSUPPORT);
+	mad[1] = DROCE_MGMT_CLASS_CM;
+	mad[DROCE_MAD_HDR_SIZE - 8 + 1] = 0x17; /* SIDR REQ */
+	ck_assert_int_eq(droce_cm_msg_decode(mad, &m), -ENOTSUP);
+	ck_assert_str_eq(droce_cm_attr_name(0x17), "?");
+}
+END_TEST
+
+Suite *
+cm_msg_suite(void)
+{
+	Suite *s = suite_create("cm_msg");
+	TCase *tc = tcase_create("codec");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, every_mad_round_trips);
+	tcase_add_test(tc, rping_connection_fields);
+	tcase_add_test(tc, rej_mra_round_trip);
+	tcase_add_test(tc, foreign_mads_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Run one of Debian's unmodified rdma_cm programs (rdmacm-utils, perftest
+# -R) as a server and a client, two processes on droce's drop-in
+# librdmacm.so.1 and libibverbs.so.1, connected by memif. The server is
+# 10.0.0.1, the client 10.0.0.2 (tests/common/pair_env.sh).
+#
+# Usage: run_cma.sh BUILD_DIR [--expect REGEX] [--client-fails] [--kill-server]
+#                   [--client PROGRAM2] PROGRAM -- SERVER_ARGS -- CLIENT_ARGS
+#   @PORT@ in the arguments becomes a port of this run's own, @PORT1@ the
+#   next one. Both sides must exit 0 (the client non-zero with
+#   --client-fails), and the client's or server's output must match REGEX
+#   when given. --kill-server stops the server once the client is done
+#   (a server that listens on a port the client does not connect to).
+#   The client runs PROGRAM2 when given (rdma_server and rdma_client).
+set -euo pipefail
+
+build=${1:?usage: run_cma.sh BUILD_DIR [--expect REGEX] PROGRAM -- SERVER_ARGS -- CLIENT_ARGS}
+shift
+expect=
+client_fails=false
+kill_server=false
+client_prog=
+while [[ ${1:-} == --* ]]; do
+	case $1 in
+	--expect) expect=$2; shift 2 ;;
+	--client-fails) client_fails=true; shift ;;
+	--kill-server) kill_server=true; shift ;;
+	--client) client_prog=$2; shift 2 ;;
+	*) echo "run_cma: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+prog=${1:?program}
+client_prog=${client_prog:-$prog}
+shift
+[[ ${1:-} == -- ]] && shift
+server_args=()
+while [[ $# -gt 0 && $1 != -- ]]; do server_args+=("$1"); shift; done
+[[ ${1:-} == -- ]] && shift
+client_args=("$@")
+for p in "$prog" "$client_prog"; do
+	if [[ $p != */* ]] && ! command -v "$p" > /dev/null; then
+		echo "run_cma: $p is not installed (scripts/install-deps.sh installs it)" >&2
+		exit 1
+	fi
+done
+
+# shellcheck source=tests/common/dropin_env.sh
+source "$(dirname "$0")/../common/dropin_env.sh"
+dropin_env "$build"
+DROPIN_ENV[0]+=":$build/lib/rdmacm"
+
+# shellcheck source=tests/common/pair_env.sh
+source "$(dirname "$0")/../common/pair_env.sh"
+pair_setup cma
+pair_memif_confs up
+server_args=("${server_args[@]//@PORT@/$tcp_port}")
+server_args=("${server_args[@]//@PORT1@/$((tcp_port + 1))}")
+client_args=("${client_args[@]//@PORT@/$tcp_port}")
+client_args=("${client_args[@]//@PORT1@/$((tcp_port + 1))}")
+
+run() {
+	local role=$1
+	shift
+	env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/$role.conf" timeout 60 "$@" \
+		> "$tmp/$role.out" 2>&1
+}
+
+run server "$prog" "${server_args[@]}" &
+pids+=($!)
+for (( i = 0; i < 100; i++ )); do
+	[[ -S $tmp/memif.sock ]] && break
+	sleep 0.1
+done
+sleep 1 # the server's device and listener are up
+status=0
+run client "$client_prog" "${client_args[@]}" || status=$?
+rc=0
+if $kill_server; then
+	kill "${pids[0]}" 2> /dev/null || true
+	wait "${pids[0]}" 2> /dev/null || true
+else
+	wait "${pids[0]}" || rc=$?
+fi
+pids=()
+for role in server client; do
+	echo "---- $role ----"
+	grep -v '^EAL' "$tmp/$role.out" || true
+done
+if $client_fails; then
+	(( status != 0 )) || { echo "run_cma: the client should have failed" >&2; exit 1; }
+	status=0
+fi
+if (( status != 0 || rc != 0 )); then
+	echo "run_cma: $prog failed (server exit $rc, client exit $status)" >&2
+	exit 1
+fi
+if [[ -n $expect ]] && ! grep -Eq "$expect" "$tmp/client.out" "$tmp/server.out"; then
+	echo "run_cma: neither side's output matches /$expect/" >&2
+	exit 1
+fi
+echo "run_cma: $prog passed"

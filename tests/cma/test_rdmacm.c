@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The drop-in librdmacm.so.1 in one process on a loopback device: the
+ * event channel's fd, address and route resolution, a connection to
+ * ourselves (listen, connect, accept, a SEND each way, disconnect), a
+ * refused one, and the calls that must fail cleanly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <check.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+#include <rdma/rsocket.h>
+
+#include "droce_test.h"
+
+#define PORT 7174
+
+static struct rdma_event_channel *ch;
+
+static struct sockaddr_in
+addr(const char *ip, uint16_t port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+
+	ck_assert_int_eq(inet_pton(AF_INET, ip, &sin.sin_addr), 1);
+	return sin;
+}
+
+/* The next event, which must be @p want with status 0, within 20 s. */
+static struct rdma_cm_event *
+expect(enum rdma_cm_event_type want)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	ck_assert_int_eq(poll(&pfd, 1, 20000), 1);
+	ck_assert_int_eq(rdma_get_cm_event(ch, &ev), 0);
+	ck_assert_msg(ev->event == want, "%s, not %s", rdma_event_str(ev->event),
+		      rdma_event_str(want));
+	ck_assert_int_eq(ev->status, 0);
+	return ev;
+}
+
+static void
+setup(void)
+{
+	ch = rdma_create_event_channel();
+	ck_assert_ptr_nonnull(ch);
+	ck_assert_int_eq(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
+}
+
+static void
+teardown(void)
+{
+	rdma_destroy_event_channel(ch);
+}
+
+START_TEST(channel_and_failures)
+{
+	struct sockaddr_in nowhere = addr("192.0.2.1", 0);
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	/* Nothing queued: a non-blocking channel says so. */
+	ck_assert_int_eq(rdma_get_cm_event(ch, &ev), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	ck_assert_int_eq(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP), -1);
+	ck_assert_int_eq(errno, EPROTONOSUPPORT);
+	ck_assert_int_eq(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	/* No droce device has this address. */
+	ck_assert_int_eq(rdma_bind_addr(id, (struct sockaddr *)&nowhere), -1);
+	ck_assert_int_eq(errno, EADDRNOTAVAIL);
+	ck_assert_int_eq(rdma_join_multicast(id, (struct sockaddr *)&nowhere, NULL), -1);
+	ck_assert_int_eq(errno, ENOSYS);
+	ck_assert_int_eq(rdma_destroy_id(id), 0);
+	ck_assert_int_eq(rsocket(AF_INET, SOCK_STREAM, 0), -1);
+	ck_assert_int_eq(errno, ENOSYS);
+	ck_assert_str_eq(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED), "RDMA_CM_EVENT_ESTABLISHED");
+}
+END_TEST
+
+/* Client and server in this process, on the one loopback device. */
+START_TEST(connect_to_ourselves)
+{
+	struct sockaddr_in srv = addr("10.99.0.1", PORT);
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_all = 1,
+	};
+	struct rdma_conn_param cp = {
+		.responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
+		.rnr_retry_count = 7, .private_data = "hello", .private_data_len = 6,
+	};
+	struct rdma_cm_id *l, *c, *s;
+	struct rdma_cm_event *ev;
+	char cbuf[64] = "from the client", sbuf[64] = { 0 };
+	struct ibv_mr *cmr, *smr;
+	struct ibv_wc wc;
+
+	ck_assert_int_eq(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP), 0);
+	ck_assert_int_eq(rdma_bind_addr(l, (struct sockaddr *)&srv), 0);
+	ck_assert_int_eq(rdma_listen(l, 8), 0);
+	ck_assert_uint_eq(ntohs(rdma_get_src_port(l)), PORT);
+
+	ck_assert_int_eq(rdma_create_id(ch, &c, NULL, RDMA_PS_TCP), 0);
+	ck_assert_int_eq(rdma_resolve_addr(c, NULL, (struct sockaddr *)&srv, 2000), 0);
+	ck_assert_int_eq(rdma_ack_cm_event(expect(RDMA_CM_EVENT_ADDR_RESOLVED)), 0);
+	ck_assert_ptr_nonnull(c->verbs);
+	ck_assert_int_eq(rdma_resolve_route(c, 2000), 0);
+	ck_assert_int_eq(rdma_ack_cm_event(expect(RDMA_CM_EVENT_ROUTE_RESOLVED)), 0);
+	ck_assert_int_eq(c->route.num_paths, 1);
+	ck_assert_int_eq(rdma_create_qp(c, NULL, &qa), 0);
+	ck_assert_ptr_nonnull(c->send_cq);
+	ck_assert_int_eq(rdma_connect(c, &cp), 0);
+
+	ev = expect(RDMA_CM_EVENT_CONNECT_REQUEST);
+	s = ev->id;
+	ck_assert_ptr_eq(ev->listen_id, l);
+	ck_assert_str_eq(ev->param.conn.private_data, "hello");
+	ck_assert_uint_eq(ev->param.conn.qp_num, c->qp->qp_num);
+	ck_assert_uint_eq(ntohs(rdma_get_dst_port(s)), ntohs(rdma_get_src_port(c)));
+	ck_assert_int_eq(rdma_ack_cm_event(ev), 0);
+	qa.send_cq = qa.recv_cq = NULL;
+	ck_assert_int_eq(rdma_create_qp(s, NULL, &qa), 0);
+	smr = rdma_reg_msgs(s, sbuf, sizeof(sbuf));
+	ck_assert_ptr_nonnull(smr);
+	ck_assert_int_eq(rdma_post_recv(s, NULL, sbuf, sizeof(sbuf), smr), 0);
+	cp.private_data = "welcome";
+	cp.private_data_len = 8;
+	ck_assert_int_eq(rdma_accept(s, &cp), 0);
+
+	/* Both ends established, in either order. */
+	for (int i = 0; i < 2; i++) {
+		ev = expect(RDMA_CM_EVENT_ESTABLISHED);
+		if (ev->id == c)
+			ck_assert_str_eq(ev->param.conn.private_data, "welcome");
+		else
+			ck_assert_ptr_eq(ev->id, s);
+		rdma_ack_cm_event(ev);
+	}
+	cmr = rdma_reg_msgs(c, cbuf, sizeof(cbuf));
+	ck_assert_ptr_nonnull(cmr);
+	ck_assert_int_eq(rdma_post_send(c, NULL, cbuf, sizeof(cbuf), cmr, 0), 0);
+	ck_assert_int_eq(rdma_get_send_comp(c, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(rdma_get_recv_comp(s, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_str_eq(sbuf, "from the client");
+
+	ck_assert_int_eq(rdma_disconnect(c), 0);
+	ck_assert_ptr_eq(expect(RDMA_CM_EVENT_DISCONNECTED)->id, s);
+	ck_assert_int_eq(rdma_disconnect(s), 0);
+	ev = expect(RDMA_CM_EVENT_DISCONNECTED);
+	ck_assert_ptr_eq(ev->id, c);
+	rdma_ack_cm_event(ev);
+	rdma_dereg_mr(cmr);
+	rdma_dereg_mr(smr);
+	rdma_destroy_qp(c);
+	rdma_destroy_qp(s);
+	ck_assert_int_eq(rdma_destroy_id(c), 0);
+	ck_assert_int_eq(rdma_destroy_id(l), 0);
+}
+END_TEST
+
+/* A port nobody listens on: REJ, reason 8 (invalid service ID). */
+START_TEST(refused)
+{
+	struct sockaddr_in srv = addr("10.99.0.1", PORT + 1);
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct rdma_cm_event *ev;
+	struct pollfd pfd = { .fd = -1, .events = POLLIN };
+	struct rdma_cm_id *c;
+
+	ck_assert_int_eq(rdma_create_id(ch, &c, NULL, RDMA_PS_TCP), 0);
+	ck_assert_int_eq(rdma_resolve_addr(c, NULL, (struct sockaddr *)&srv, 2000), 0);
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ADDR_RESOLVED));
+	ck_assert_int_eq(rdma_resolve_route(c, 2000), 0);
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ROUTE_RESOLVED));
+	ck_assert_int_eq(rdma_create_qp(c, NULL, &qa), 0);
+	ck_assert_int_eq(rdma_connect(c, NULL), 0);
+	pfd.fd = ch->fd;
+	ck_assert_int_eq(poll(&pfd, 1, 20000), 1);
+	ck_assert_int_eq(rdma_get_cm_event(ch, &ev), 0);
+	ck_assert_int_eq(ev->event, RDMA_CM_EVENT_REJECTED);
+	ck_assert_int_eq(ev->status, 8);
+	rdma_ack_cm_event(ev);
+	rdma_destroy_qp(c);
+	ck_assert_int_eq(rdma_destroy_id(c), 0);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("rdmacm");
+	TCase *tc = tcase_create("loopback");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, channel_and_failures);
+	tcase_add_test(tc, connect_to_ourselves);
+	tcase_add_test(tc, refused);
+	suite_add_tcase(s, tc);
+	return droce_test_run(s);
+}
