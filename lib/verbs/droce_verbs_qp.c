@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "droce_driver.h"
 #include "droce_verbs_priv.h"
 #include "droce_qp_state.h"
 
