@@ -81,6 +81,7 @@ droce_arp_input(struct droce_port *p, struct rte_mbuf *m, uint32_t off,
 	struct rte_arp_hdr buf;
 	const struct rte_arp_hdr *arp = rte_pktmbuf_read(m, off, sizeof(buf), &buf);
 	struct rte_ether_addr sha;
+	uint8_t sgid[16];
 	uint32_t sip, tip;
 	uint16_t op;
 
@@ -101,7 +102,8 @@ droce_arp_input(struct droce_port *p, struct rte_mbuf *m, uint32_t off,
 		return;
 	/* Requests, replies and gratuitous ARP all say where the sender is;
 	 * a probe (sender 0.0.0.0) says nothing. */
-	droce_neigh_learn(p, sip, &sha, vlan_tci, rte_get_tsc_cycles());
+	droce_gid_from_ipv4(sip, sgid);
+	droce_neigh_learn(p, sgid, &sha, vlan_tci, rte_get_tsc_cycles());
 	if (op == RTE_ARP_OP_REQUEST && p->ipv4 != 0 && tip == p->ipv4 &&
 	    rte_is_valid_assigned_ether_addr(&sha))
 		arp_send(p, RTE_ARP_OP_REPLY, &sha, &sha, sip, vlan_tci);

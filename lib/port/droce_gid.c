@@ -23,11 +23,19 @@ droce_gid_is_v4mapped(const uint8_t gid[16])
 }
 
 void
+droce_gid_from_ipv4(uint32_t ip, uint8_t gid[16])
+{
+	rte_be32_t be = rte_cpu_to_be_32(ip);
+
+	memcpy(gid, v4mapped_prefix, sizeof(v4mapped_prefix));
+	memcpy(gid + 12, &be, sizeof(be));
+}
+
+void
 droce_gid_table_build(struct droce_port *p)
 {
 	const uint8_t *mac = p->mac.addr_bytes;
 	uint8_t *gid = p->gids[0];
-	rte_be32_t ip;
 
 	memset(p->gids, 0, sizeof(p->gids));
 	gid[0] = 0xfe;
@@ -42,12 +50,8 @@ droce_gid_table_build(struct droce_port *p)
 	gid[14] = mac[4];
 	gid[15] = mac[5];
 	p->nb_gids = 1;
-	if (p->ipv4 != 0) {
-		gid = p->gids[p->nb_gids++];
-		memcpy(gid, v4mapped_prefix, sizeof(v4mapped_prefix));
-		ip = rte_cpu_to_be_32(p->ipv4);
-		memcpy(gid + 12, &ip, sizeof(ip));
-	}
+	if (p->ipv4 != 0)
+		droce_gid_from_ipv4(p->ipv4, p->gids[p->nb_gids++]);
 }
 
 void

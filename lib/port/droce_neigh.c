@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The neighbour table: IPv4 address to MAC for the hosts of the port's
- * subnet, learned from ARP and from RoCE traffic, resolved with ARP
- * requests. An rte_hash maps the address to a slot of p->neigh[]; only the
- * engine thread touches the hash, so it needs no lock. droce_port_dump()
+ * The neighbour table: IP address to MAC for the hosts on the port's link,
+ * learned from ARP and IPv4 RoCE traffic, resolved with ARP requests. The
+ * key is the 16-byte GID form of the address (IPv4-mapped for IPv4), so
+ * that IPv6 neighbours can share the table. The entry is pending until an
+ * answer comes, valid for NEIGH_TTL_S, and solicited again while in use
+ * before it expires. An rte_hash maps the address to a slot of p->neigh[];
+ * only the engine thread touches the hash, so it needs no lock. droce_port_dump()
  * may read the slots from another thread: each slot's state is written
  * last, and a slot is never freed before the port, so the worst a
  * concurrent dump sees is an entry in the middle of an update.
@@ -11,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <netinet/in.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -37,7 +41,7 @@ droce_neigh_init(struct droce_port *p)
 	struct rte_hash_parameters hp = {
 		.name = name,
 		.entries = DROCE_NEIGH_MAX,
-		.key_len = sizeof(uint32_t),
+		.key_len = sizeof(((struct droce_neigh *)0)->ip),
 		.socket_id = rte_eth_dev_socket_id(p->port_id),
 		/* Overflow buckets: adding fails only when every slot is taken. */
 		.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
@@ -55,8 +59,9 @@ droce_neigh_fini(struct droce_port *p)
 	p->neigh_hash = NULL;
 }
 
-bool
-droce_neigh_on_link(const struct droce_port *p, uint32_t ip)
+/* Whether IPv4 @p ip (host order) is another host of the port's subnet. */
+static bool
+neigh_on_link4(const struct droce_port *p, uint32_t ip)
 {
 	uint32_t host = ip & ~p->ipv4_mask;
 
@@ -70,31 +75,43 @@ droce_neigh_on_link(const struct droce_port *p, uint32_t ip)
 	return true;
 }
 
+bool
+droce_neigh_on_link(const struct droce_port *p, const uint8_t ip[16])
+{
+	rte_be32_t be;
+
+	/* No IPv6 neighbours yet: no neighbour discovery. */
+	if (!droce_gid_is_v4mapped(ip))
+		return false;
+	memcpy(&be, ip + 12, sizeof(be));
+	return neigh_on_link4(p, rte_be_to_cpu_32(be));
+}
+
 /* The slot of @p ip, added as pending when absent. NULL when full. */
 static struct droce_neigh *
-neigh_get(struct droce_port *p, uint32_t ip, uint64_t now)
+neigh_get(struct droce_port *p, const uint8_t ip[16], uint64_t now)
 {
 	struct droce_neigh *e;
 	int32_t pos;
 
-	pos = rte_hash_lookup(p->neigh_hash, &ip);
+	pos = rte_hash_lookup(p->neigh_hash, ip);
 	if (pos >= 0)
 		return &p->neigh[pos];
-	pos = rte_hash_add_key(p->neigh_hash, &ip);
+	pos = rte_hash_add_key(p->neigh_hash, ip);
 	if (pos < 0 || pos >= DROCE_NEIGH_MAX) {
 		DROCE_PORT_LOG(DEBUG, "port %u: neighbour table full", p->port_id);
 		return NULL;
 	}
 	e = &p->neigh[pos];
 	memset(e, 0, sizeof(*e));
-	e->ip = ip;
+	memcpy(e->ip, ip, sizeof(e->ip));
 	e->updated = now;
 	__atomic_store_n(&e->state, DROCE_NEIGH_PENDING, __ATOMIC_RELEASE);
 	return e;
 }
 
 void
-droce_neigh_learn(struct droce_port *p, uint32_t ip,
+droce_neigh_learn(struct droce_port *p, const uint8_t ip[16],
 		  const struct rte_ether_addr *mac, uint16_t vlan_tci,
 		  uint64_t now)
 {
@@ -118,15 +135,18 @@ droce_neigh_learn(struct droce_port *p, uint32_t ip,
 static void
 neigh_solicit(struct droce_port *p, struct droce_neigh *e, uint64_t now)
 {
+	rte_be32_t be;
+
 	if (e->solicited != 0 &&
 	    now - e->solicited < p->tsc_hz * NEIGH_SOLICIT_MS / 1000)
 		return;
 	e->solicited = now;
-	droce_arp_request(p, e->ip);
+	memcpy(&be, e->ip + 12, sizeof(be));
+	droce_arp_request(p, rte_be_to_cpu_32(be));
 }
 
 int
-droce_neigh_resolve(struct droce_port *p, uint32_t ip,
+droce_neigh_resolve(struct droce_port *p, const uint8_t ip[16],
 		    struct rte_ether_addr *mac, uint16_t *vlan_tci)
 {
 	uint64_t now = rte_get_tsc_cycles();
@@ -154,7 +174,7 @@ droce_neigh_resolve(struct droce_port *p, uint32_t ip,
 void
 droce_neigh_gc(struct droce_port *p, uint64_t now)
 {
-	uint32_t expired[DROCE_NEIGH_MAX];
+	uint8_t expired[DROCE_NEIGH_MAX][16];
 	unsigned nb_expired = 0, i;
 	const void *key;
 	void *data;
@@ -171,12 +191,12 @@ droce_neigh_gc(struct droce_port *p, uint64_t now)
 
 		if (e->state == DROCE_NEIGH_VALID ? age > p->tsc_hz * NEIGH_TTL_S :
 		    age > p->tsc_hz * NEIGH_PENDING_TTL_S)
-			expired[nb_expired++] = e->ip;
+			memcpy(expired[nb_expired++], e->ip, sizeof(e->ip));
 		else if (e->state == DROCE_NEIGH_PENDING)
 			neigh_solicit(p, e, now);
 	}
 	for (i = 0; i < nb_expired; i++) {
-		pos = rte_hash_del_key(p->neigh_hash, &expired[i]);
+		pos = rte_hash_del_key(p->neigh_hash, expired[i]);
 		if (pos >= 0)
 			__atomic_store_n(&p->neigh[pos].state, DROCE_NEIGH_FREE,
 					 __ATOMIC_RELEASE);
@@ -189,6 +209,7 @@ droce_neigh_dump(const struct droce_port *p, FILE *f)
 	uint64_t now = rte_get_tsc_cycles();
 	const struct droce_neigh *e;
 	char mac[RTE_ETHER_ADDR_FMT_SIZE];
+	char ip[INET6_ADDRSTRLEN];
 	unsigned i;
 	uint8_t state;
 
@@ -199,9 +220,8 @@ droce_neigh_dump(const struct droce_port *p, FILE *f)
 		if (state == DROCE_NEIGH_FREE)
 			continue;
 		rte_ether_format_addr(mac, sizeof(mac), &e->mac);
-		fprintf(f, "    %u.%u.%u.%u %s vlan %u %s, %" PRIu64 " s old\n",
-			e->ip >> 24, (e->ip >> 16) & 0xff, (e->ip >> 8) & 0xff,
-			e->ip & 0xff, state == DROCE_NEIGH_VALID ? mac : "(incomplete)",
+		droce_gid_format(e->ip, ip, sizeof(ip));
+		fprintf(f, "    %s %s vlan %u %s, %" PRIu64 " s old\n", ip, state == DROCE_NEIGH_VALID ? mac : "(incomplete)",
 			e->vlan_tci & RTE_VLAN_ID_MASK,
 			state == DROCE_NEIGH_VALID ? "valid" : "pending",
 			(now - e->updated) / p->tsc_hz);

@@ -63,9 +63,9 @@ enum droce_neigh_state {
 	DROCE_NEIGH_VALID,
 };
 
-/* One IPv4 neighbour. The slot is the position rte_hash gives the key. */
+/* One neighbour. The slot is the position rte_hash gives the key. */
 struct droce_neigh {
-	uint32_t ip;             /* host order */
+	uint8_t ip[16];          /* the key: IPv4-mapped (IPv6 to come) */
 	uint8_t state;           /* enum droce_neigh_state, written last */
 	uint16_t vlan_tci;       /* tag its ARP came with (0: untagged) */
 	struct rte_ether_addr mac;
@@ -170,6 +170,7 @@ bool droce_port_started(const struct droce_port *p);
 /* droce_gid.c */
 void droce_gid_table_build(struct droce_port *p);
 bool droce_gid_is_v4mapped(const uint8_t gid[16]);
+void droce_gid_from_ipv4(uint32_t ip, uint8_t gid[16]);
 void droce_gid_format(const uint8_t gid[16], char *buf, size_t len);
 
 /* droce_mcast.c: does the port take this multicast frame from the link;
@@ -186,11 +187,11 @@ void droce_port_mcast_copies_done(struct droce_port *p, struct rte_mbuf **copies
 /* droce_neigh.c */
 int droce_neigh_init(struct droce_port *p);
 void droce_neigh_fini(struct droce_port *p);
-bool droce_neigh_on_link(const struct droce_port *p, uint32_t ip);
-void droce_neigh_learn(struct droce_port *p, uint32_t ip,
+bool droce_neigh_on_link(const struct droce_port *p, const uint8_t ip[16]);
+void droce_neigh_learn(struct droce_port *p, const uint8_t ip[16],
 		       const struct rte_ether_addr *mac, uint16_t vlan_tci,
 		       uint64_t now);
-int droce_neigh_resolve(struct droce_port *p, uint32_t ip,
+int droce_neigh_resolve(struct droce_port *p, const uint8_t ip[16],
 			struct rte_ether_addr *mac, uint16_t *vlan_tci);
 void droce_neigh_gc(struct droce_port *p, uint64_t now);
 void droce_neigh_dump(const struct droce_port *p, FILE *f);

@@ -34,7 +34,7 @@ rx_learn(struct droce_port *p, const struct droce_pkt *pkt, uint64_t now)
 		return;
 	p->learn_ip = ip;
 	p->learn_tsc = now;
-	droce_neigh_learn(p, ip, &pkt->src_mac, pkt->vlan_tci, now);
+	droce_neigh_learn(p, pkt->sgid, &pkt->src_mac, pkt->vlan_tci, now);
 }
 
 /* An IPv4 or IPv6 frame: keep it if it is RoCEv2 for us. Its ICRC is

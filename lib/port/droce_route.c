@@ -44,7 +44,6 @@ droce_port_route(struct droce_port *p, int sgid_index, const uint8_t dgid[16],
 		 struct droce_l3_addr *a)
 {
 	const uint8_t *sgid;
-	rte_be32_t dst;
 	bool v4;
 
 	if (sgid_index < 0 || sgid_index >= p->nb_gids)
@@ -71,10 +70,8 @@ droce_port_route(struct droce_port *p, int sgid_index, const uint8_t dgid[16],
 		return 0;
 	if (!v4)
 		return route_ipv6_link_local(dgid, &a->dst_mac);
-	memcpy(&dst, dgid + 12, sizeof(dst));
 	/* No gateway yet: only the port's own subnet is reachable. */
-	if (!droce_neigh_on_link(p, rte_be_to_cpu_32(dst)))
+	if (!droce_neigh_on_link(p, dgid))
 		return -EHOSTUNREACH;
-	return droce_neigh_resolve(p, rte_be_to_cpu_32(dst), &a->dst_mac,
-				   &a->vlan_tci);
+	return droce_neigh_resolve(p, dgid, &a->dst_mac, &a->vlan_tci);
 }
