@@ -3,7 +3,9 @@
  * The GID table. rxe's order, so that tools' habits carry over (`-g 1`
  * picks IPv4): index 0 is the IPv6 link-local address the MAC makes
  * (fe80::/64 with the modified EUI-64 interface id, RFC 4291 appendix A),
- * index 1 the IPv4-mapped address ::ffff:a.b.c.d when the port has IPv4.
+ * index 1 the IPv4-mapped address ::ffff:a.b.c.d when the port has IPv4,
+ * then the configured IPv6 addresses in the order given (the kernel adds
+ * a netdev's addresses to rxe's table in the order they were assigned).
  * The table is built at attach and never changes, so any thread reads it.
  */
 #include <errno.h>
@@ -36,6 +38,7 @@ droce_gid_table_build(struct droce_port *p)
 {
 	const uint8_t *mac = p->mac.addr_bytes;
 	uint8_t *gid = p->gids[0];
+	unsigned i;
 
 	memset(p->gids, 0, sizeof(p->gids));
 	gid[0] = 0xfe;
@@ -52,6 +55,8 @@ droce_gid_table_build(struct droce_port *p)
 	p->nb_gids = 1;
 	if (p->ipv4 != 0)
 		droce_gid_from_ipv4(p->ipv4, p->gids[p->nb_gids++]);
+	for (i = 0; i < p->net.nb_ipv6; i++)
+		memcpy(p->gids[p->nb_gids++], p->net.ipv6[i].addr, 16);
 }
 
 void

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The neighbour table: IP address to MAC for the hosts on the port's link,
- * learned from ARP and IPv4 RoCE traffic, resolved with ARP requests. The
- * key is the 16-byte GID form of the address (IPv4-mapped for IPv4), so
- * that IPv6 neighbours can share the table. The entry is pending until an
- * answer comes, valid for NEIGH_TTL_S, and solicited again while in use
- * before it expires. An rte_hash maps the address to a slot of p->neigh[];
- * only the engine thread touches the hash, so it needs no lock. droce_port_dump()
+ * learned from ARP, neighbour discovery and IPv4 RoCE traffic, resolved
+ * with ARP requests (IPv4) or neighbour solicitations (IPv6). Both
+ * families share one design and one table: the key is the 16-byte GID
+ * form of the address (IPv4-mapped for IPv4), the entry is pending until
+ * an answer comes, valid for NEIGH_TTL_S, and solicited again while in
+ * use before it expires. An rte_hash maps the address to a slot of
+ * p->neigh[]; only the engine thread touches the hash, so it needs no lock. droce_port_dump()
  * may read the slots from another thread: each slot's state is written
  * last, and a slot is never freed before the port, so the worst a
  * concurrent dump sees is an entry in the middle of an update.
@@ -21,7 +22,7 @@
 
 #include "droce_port_priv.h"
 
-/* A learned entry is forgotten this long after the last ARP or RoCE frame
+/* A learned entry is forgotten this long after the last ARP, ND or RoCE frame
  * from its host... */
 #define NEIGH_TTL_S 300
 /* ...and asked for again (while still used) once it is this old, so that
@@ -29,7 +30,7 @@
 #define NEIGH_REFRESH_S 240
 /* An unanswered entry is forgotten when nobody asked for it this long. */
 #define NEIGH_PENDING_TTL_S 10
-/* At most one ARP request per address per this many milliseconds. */
+/* At most one ARP request or NS per address per this many milliseconds. */
 #define NEIGH_SOLICIT_MS 100
 /* Expiry and retries run this often (seconds). */
 #define NEIGH_GC_S 1
@@ -76,15 +77,36 @@ neigh_on_link4(const struct droce_port *p, uint32_t ip)
 }
 
 bool
+droce_prefix_match(const struct droce_prefix *pfx, const uint8_t ip[16])
+{
+	unsigned full = pfx->len / 8, rest = pfx->len % 8;
+
+	if (memcmp(pfx->addr, ip, full) != 0)
+		return false;
+	return rest == 0 ||
+	       ((pfx->addr[full] ^ ip[full]) & (uint8_t)(0xff00 >> rest)) == 0;
+}
+
+bool
 droce_neigh_on_link(const struct droce_port *p, const uint8_t ip[16])
 {
 	rte_be32_t be;
+	unsigned i;
 
-	/* No IPv6 neighbours yet: no neighbour discovery. */
-	if (!droce_gid_is_v4mapped(ip))
+	if (droce_gid_is_v4mapped(ip)) {
+		memcpy(&be, ip + 12, sizeof(be));
+		return neigh_on_link4(p, rte_be_to_cpu_32(be));
+	}
+	/* Multicast and the port's own addresses are no neighbours; every
+	 * link-local (fe80::/10) address and the port's prefixes are on link. */
+	if (ip[0] == 0xff || droce_port_gid_find(p, ip) >= 0)
 		return false;
-	memcpy(&be, ip + 12, sizeof(be));
-	return neigh_on_link4(p, rte_be_to_cpu_32(be));
+	if (ip[0] == 0xfe && (ip[1] & 0xc0) == 0x80)
+		return true;
+	for (i = 0; i < p->net.nb_ipv6; i++)
+		if (droce_prefix_match(&p->net.ipv6[i], ip))
+			return true;
+	return false;
 }
 
 /* The slot of @p ip, added as pending when absent. NULL when full. */
@@ -131,18 +153,22 @@ droce_neigh_learn(struct droce_port *p, const uint8_t ip[16],
 	__atomic_store_n(&e->state, DROCE_NEIGH_VALID, __ATOMIC_RELEASE);
 }
 
-/* Send an ARP request for @p e unless one went out very recently. */
+/* Send an ARP request or NS for @p e unless one went out very recently. */
 static void
 neigh_solicit(struct droce_port *p, struct droce_neigh *e, uint64_t now)
 {
-	rte_be32_t be;
-
 	if (e->solicited != 0 &&
 	    now - e->solicited < p->tsc_hz * NEIGH_SOLICIT_MS / 1000)
 		return;
 	e->solicited = now;
-	memcpy(&be, e->ip + 12, sizeof(be));
-	droce_arp_request(p, rte_be_to_cpu_32(be));
+	if (droce_gid_is_v4mapped(e->ip)) {
+		rte_be32_t be;
+
+		memcpy(&be, e->ip + 12, sizeof(be));
+		droce_arp_request(p, rte_be_to_cpu_32(be));
+	} else {
+		droce_nd_solicit(p, e->ip);
+	}
 }
 
 int
@@ -184,6 +210,12 @@ droce_neigh_gc(struct droce_port *p, uint64_t now)
 	if (now < p->neigh_gc_next)
 		return;
 	p->neigh_gc_next = now + p->tsc_hz * NEIGH_GC_S;
+	/* A port given IPv6 addresses tells the link where they are, once it
+	 * runs (IPv4-only ports stay as quiet as they were). */
+	if (!p->nd_announced && p->started && p->net.nb_ipv6 != 0) {
+		p->nd_announced = true;
+		droce_nd_announce(p);
+	}
 	/* Collect first: deleting moves keys under a running iteration. */
 	while ((pos = rte_hash_iterate(p->neigh_hash, &key, &data, &next)) >= 0) {
 		struct droce_neigh *e = &p->neigh[pos];

@@ -179,6 +179,9 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	p->ipv4_prefix = conf->ipv4 ? conf->ipv4_prefix : 0;
 	p->ipv4_mask = conf->ipv4 ? ~0u << (32 - conf->ipv4_prefix) : 0;
 	p->tsc_hz = rte_get_tsc_hz();
+	ret = droce_net_init(p, &conf->net);
+	if (ret != 0)
+		goto fail;
 
 	ret = rte_eth_dev_info_get(p->port_id, &p->dev_info);
 	if (ret != 0)

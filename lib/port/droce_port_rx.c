@@ -103,7 +103,8 @@ rx_one(struct droce_port *p, struct rte_mbuf *m, bool looped)
 	}
 	/* NICs filter by MAC, PMDs of virtual ports do not: so do it here. */
 	if (!looped && !rte_is_same_ether_addr(&eh->dst_addr, &p->mac) &&
-	    !rte_is_broadcast_ether_addr(&eh->dst_addr) && !droce_port_mcast_accept(p, eh)) {
+	    !rte_is_broadcast_ether_addr(&eh->dst_addr) && !droce_port_mcast_accept(p, eh) &&
+	    !droce_nd_mcast_accept(p, &eh->dst_addr)) {
 		DROCE_STAT_ADD(p, rx_not_ours, 1);
 		goto drop;
 	}
@@ -122,8 +123,11 @@ rx_one(struct droce_port *p, struct rte_mbuf *m, bool looped)
 	case RTE_BE16(RTE_ETHER_TYPE_ARP):
 		droce_arp_input(p, m, off, vlan_tci);
 		return false;
-	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
 	case RTE_BE16(RTE_ETHER_TYPE_IPV6):
+		if (droce_nd_input(p, m, off, vlan_tci))
+			return false;
+		/* fall through */
+	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
 		if (rx_roce(p, m))
 			return true;
 		goto drop;
