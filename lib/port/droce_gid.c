@@ -91,3 +91,9 @@ droce_port_gid_find(const struct droce_port *p, const uint8_t gid[16])
 			return i;
 	return -1;
 }
+
+uint16_t
+droce_port_gid_vlan(const struct droce_port *p)
+{
+	return p->net.vlan;
+}

@@ -447,7 +447,7 @@ droce_port_dump(const struct droce_port *p, FILE *f)
 	port_dump_fault(p, false, f);
 	for (i = 0; i < (unsigned)p->nb_gids; i++) {
 		droce_gid_format(p->gids[i], gid, sizeof(gid));
-		fprintf(f, "  gid[%u] %s\n", i, gid);
+		fprintf(f, "  gid[%u] %s vlan %u\n", i, gid, droce_port_gid_vlan(p));
 	}
 	droce_neigh_dump(p, f);
 	droce_port_stats_get(p, &s);

@@ -401,6 +401,13 @@ int droce_port_gid_count(const struct droce_port *p);
 /** Copy GID @p index into @p gid. @return 0, or -EINVAL for an empty index. */
 int droce_port_gid(const struct droce_port *p, int index, uint8_t gid[16]);
 
+/**
+ * The VLAN ID every GID of the port is on (its frames carry the tag), 0
+ * when untagged: what the kernel reports through a GID's netdev (a VLAN
+ * interface), which a droce GID has none of (ndev_ifindex 0). Any thread.
+ */
+uint16_t droce_port_gid_vlan(const struct droce_port *p);
+
 /** @return the index of @p gid in the table, or -1 if the port does not own it. */
 int droce_port_gid_find(const struct droce_port *p, const uint8_t gid[16]);
 
