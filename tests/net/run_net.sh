@@ -119,6 +119,20 @@ run() {
 	echo "run_net: $mode over GID index $gid: both sides passed"
 }
 
+# icrc_check LOCAL PEER: every RoCE frame between the two addresses in
+# the server's capture has the ICRC Annex A17 gives (for IPv6: traffic
+# class, flow label and hop limit masked), recomputed independently by
+# tests/interop/roce_capture.py.
+icrc_check() {
+	local tx=0 rx=0 tx_bad_icrc=0 rx_bad_icrc=0 tx_retx=0 rx_retx=0
+
+	# shellcheck disable=SC1090 # sets tx, rx, tx_bad_icrc, rx_bad_icrc, ...
+	source <(python3 "$here/../interop/roce_capture.py" --local "$1" --peer "$2" \
+		"$tmp/server.pcapng")
+	echo "run_net: ICRC recomputed: $tx frames sent ($tx_bad_icrc bad), $rx received ($rx_bad_icrc bad)"
+	(( tx > 0 && rx > 0 && tx_bad_icrc == 0 && rx_bad_icrc == 0 ))
+}
+
 # routed_check FIELD: the frames the server received crossed the router,
 # which took one off their TTL or hop limit (droce sends 64).
 routed_check() {
@@ -139,12 +153,14 @@ ipv6)
 	conf server 0 "$a" 02:00:00:00:01:01 "ipv4 = 10.0.0.1/24" "ipv6 = 2001:db8::1/64"
 	conf client "$client_cpu" "$b" 02:00:00:00:01:02 "ipv4 = 10.0.0.2/24" "ipv6 = 2001:db8::2/64"
 	run 2 "$@"
+	icrc_check 2001:db8::1 2001:db8::2
 	;;
 vlan)
 	veth "$a" "$if_a" "$b"
 	conf server 0 "$a" 02:00:00:00:01:01 "ipv4 = 10.0.0.1/24" "vlan = 100"
 	conf client "$client_cpu" "$b" 02:00:00:00:01:02 "ipv4 = 10.0.0.2/24" "vlan = 100"
 	run 1 "$@"
+	icrc_check 10.0.0.1 10.0.0.2
 	# Every RoCE frame the server received or sent carries the tag.
 	if command -v tshark > /dev/null; then
 		untagged=$(tshark -r "$tmp/server.pcapng" -Y 'udp.port == 4791 && !(vlan.id == 100)' \
@@ -178,6 +194,7 @@ routed)
 	routed_check ip.ttl
 	run 2 "$@"
 	routed_check ipv6.hlim
+	icrc_check 2001:db8:1::1 2001:db8:2::1
 	;;
 *)
 	echo "run_net: unknown mode $mode" >&2
