@@ -64,9 +64,11 @@ droce_drv_generic_start(struct droce_port_drv_ctx *ctx)
 	 * Only frames to the port's MAC and broadcast (ARP) are droce's; the
 	 * RX path drops the rest anyway, but a NIC that filters saves it the
 	 * work. Allmulticast stays as the PMD has it: broadcast reaches every
-	 * port without it, and droce receives no multicast (it does not answer
-	 * IPv6 neighbour discovery). PMDs without RX modes (ring, memif) say
-	 * -ENOTSUP, which is fine.
+	 * port without it, and the port adds the MACs of the UD multicast
+	 * groups it joins (droce_mcast.c). IPv6 neighbour discovery's
+	 * solicited-node MACs are not added yet: they reach droce on ports
+	 * that do not filter multicast (docs/nics.md). PMDs without RX modes
+	 * (ring, memif) say -ENOTSUP, which is fine.
 	 */
 	ret = rte_eth_promiscuous_disable(ctx->port_id);
 	if (ret != 0 && ret != -ENOTSUP)
