@@ -77,7 +77,7 @@ fi
 echo "== $root/tsan: ThreadSanitizer, the threaded tests (stress, verbs, two-process e2e)"
 if bash scripts/build.sh "$root/tsan" --werror -Db_sanitize=thread; then
 	TSAN_OPTIONS=halt_on_error=1:history_size=4:suppressions=$PWD/tests/tsan.supp \
-		run "$root/tsan" destroy-stress verbs unreliable fork e2e-memif \
+		run "$root/tsan" destroy-stress verbs unreliable fork engines e2e-memif \
 		debian-rc-pingpong-4096-e
 else
 	echo "test: $root/tsan does not build" >&2
