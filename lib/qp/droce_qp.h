@@ -110,7 +110,9 @@ struct droce_wq {
 	/* The posters' fields, a cache line away from the engine's (padding
 	 * rather than alignment: QPs come from calloc()). */
 	uint8_t pad0[RTE_CACHE_LINE_SIZE];
-	rte_spinlock_t lock;         /**< serialises posters */
+	rte_spinlock_t lock;         /**< serialises posters, unless single_producer */
+	/** One thread posts at a time (DROCE_SINGLE_THREADED): no lock taken. */
+	bool single_producer;
 	uint32_t prod;               /**< next free slot, written by posters */
 	uint32_t cons_seen;          /**< posters' last look at @ref cons */
 	uint8_t pad1[RTE_CACHE_LINE_SIZE];
@@ -118,6 +120,21 @@ struct droce_wq {
 	uint32_t cons;               /**< oldest WQE not yet completed */
 	uint8_t pad2[RTE_CACHE_LINE_SIZE];
 };
+
+/** Poster side: serialise with other posters, unless there is only one. */
+static inline void
+droce_wq_lock(struct droce_wq *q)
+{
+	if (!q->single_producer)
+		rte_spinlock_lock(&q->lock);
+}
+
+static inline void
+droce_wq_unlock(struct droce_wq *q)
+{
+	if (!q->single_producer)
+		rte_spinlock_unlock(&q->lock);
+}
 
 /**
  * Poster side, under the posters' lock: is there room for a WQE at index
