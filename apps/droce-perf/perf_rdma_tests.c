@@ -134,6 +134,30 @@ recvs_post_all(struct rdma *r)
 	return 0;
 }
 
+static const char *const stage_names[] = {
+#define STAGE_NAME(name) #name,
+	DROCE_STAGES(STAGE_NAME)
+#undef STAGE_NAME
+};
+
+/* This side's cycles per stage between @p s0 and @p s1, when its engine
+ * measured them (DROCE_STAGE_CYCLES). */
+static void
+stages_delta(const struct droce_dev_stats *s0, const struct droce_dev_stats *s1,
+	     struct perf_stages *st)
+{
+	const uint64_t *a = (const uint64_t *)&s0->engine.stage;
+	const uint64_t *b = (const uint64_t *)&s1->engine.stage;
+	unsigned i;
+
+	RTE_BUILD_BUG_ON(RTE_DIM(stage_names) > PERF_STAGES_MAX);
+	if (getenv("DROCE_STAGE_CYCLES") == NULL)
+		return;
+	for (i = 0; i < RTE_DIM(stage_names); i++)
+		st->cycles[i] = b[i] - a[i];
+	st->n = RTE_DIM(stage_names);
+}
+
 /* This side's engine cycles since @p s0 and the @p sent messages, swapped
  * with the peer's into @p cost (after the end meeting: both are done). */
 static int
@@ -149,6 +173,8 @@ cycles_swap(struct rdma *r, const struct droce_dev_stats *s0, uint64_t sent,
 	mine.rx_burst = s1.engine.rx_burst_cycles - s0->engine.rx_burst_cycles;
 	mine.tx_burst = s1.engine.tx_burst_cycles - s0->engine.tx_burst_cycles;
 	mine.skipped = s1.engine.long_iterations - s0->engine.long_iterations;
+	stages_delta(s0, &s1, &mine.stages);
+	cost->stage_names = stage_names;
 	return perf_oob_swap_cycles(&r->oob, r->o, &mine, cost, rdma_idle, r);
 }
 

@@ -59,6 +59,8 @@ struct droce_engine_stats {
 	uint64_t rx_payload_bytes;   /**< payload bytes received */
 	uint64_t tx_msgs;            /**< frames built that end a message (tx_stall_drops may drop some) */
 	uint64_t tx_payload_bytes;   /**< payload bytes built */
+	/** Busy cycles per stage, with DROCE_STAGE_CYCLES set (droce_stage.h). */
+	struct droce_stage_cycles stage;
 };
 
 struct droce_engine {

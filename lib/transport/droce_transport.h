@@ -24,6 +24,7 @@
 #include "droce_mr.h"
 #include "droce_num_table.h"
 #include "droce_dcqcn.h"
+#include "droce_stage.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -129,6 +130,7 @@ struct droce_tx {
 	struct droce_cc cc;          /**< congestion control */
 	struct droce_cc_stats *ccs;  /**< the engine's congestion counters */
 	struct droce_zc_stats *zcs;  /**< the engine's zero-copy counters */
+	struct droce_stage_clock stage; /**< cycles per stage, when asked for */
 };
 
 /** Free places in the staging area. */
