@@ -27,6 +27,7 @@
 #include "droce_wire.h"
 #include "droce_cq.h"
 #include "droce_dcqcn.h"
+#include "droce_hdr_tmpl.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,6 +40,8 @@ struct droce_av {
 	struct ibv_ah_attr attr;     /**< as the application gave it */
 	struct droce_l3_addr l3;     /**< headers to send with, once routed */
 	bool routed;                 /**< l3 holds a resolved destination MAC */
+	/** An RC/UC/XRC QP's frames' headers, kept by its engine (droce_tx_start()). */
+	struct droce_hdr_tmpl tmpl;
 };
 
 /** A UD address handle. */

@@ -450,6 +450,10 @@ unsigned droce_l3_hdr_len(const struct droce_l3_addr *a);
 unsigned droce_l3_hdr_write(struct rte_mbuf *m, const struct droce_l3_addr *a,
 			    uint32_t l4_payload_len);
 
+/** droce_l3_hdr_write() into the buffer @p p (droce_l3_hdr_len() bytes). */
+unsigned droce_l3_hdr_write_buf(uint8_t *p, const struct droce_l3_addr *a,
+				uint32_t l4_payload_len);
+
 /**
  * Compute the ICRC of a complete frame (Ethernet header to the end of pad;
  * the 4 ICRC bytes are not read) whose IP header starts at @p l3_off.
