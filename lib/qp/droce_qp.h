@@ -254,6 +254,8 @@ struct droce_qp {
 		uint32_t retries;    /**< left before RETRY_EXC */
 		uint32_t rnr_retries;
 		uint64_t timeout_tsc;   /**< ACK deadline; 0: none armed */
+		uint64_t timeout_cycles; /**< the ACK timeout in TSC cycles, for... */
+		uint8_t timeout_for;    /**< ...this attr.timeout (0: not computed) */
 		uint64_t rnr_tsc;       /**< RNR wait ends; 0: not waiting */
 		bool need_retry;     /**< go back to the oldest unacked WQE */
 		bool sqd_notified;   /**< SQ_DRAINED raised for this visit to SQD */
@@ -265,30 +267,6 @@ struct droce_qp {
 		uint32_t psn;        /**< oldest PSN not yet acknowledged */
 		bool in_read;        /**< READ response FIRST/MIDDLE taken, LAST due */
 	} comp;
-
-	/* responder (engine) */
-	struct {
-		uint32_t epsn;       /**< next expected PSN */
-		uint32_t msn;
-		bool nak_sent;       /**< a sequence NAK is outstanding */
-		bool ack_pending;    /**< an ACK for epsn - 1 is owed */
-		uint8_t pending_syndrome; /**< NAK/RNR to send instead of an ACK */
-		uint32_t pending_psn;
-		bool has_wqe;        /**< rwqe holds the receive being filled */
-		bool comm_est;       /**< COMM_EST raised (first packet in RTR) */
-		bool last_wqe;       /**< LAST_WQE_REACHED raised (SRQ QP in error) */
-		/* the message being received */
-		bool in_send;
-		uint32_t send_offset;
-		bool in_write;
-		uint64_t write_va;
-		uint32_t write_rkey;
-		uint32_t write_resid;
-		/* READ and atomic resources, a ring in PSN order */
-		struct droce_read_res res[DROCE_MAX_RD_ATOMIC];
-		uint32_t res_tail;           /**< next slot to fill (free-running) */
-		uint32_t res_count;          /**< valid slots before res_tail */
-	} resp;
 
 	/* congestion control (engine, droce_cc.c) */
 	struct {
@@ -316,6 +294,33 @@ struct droce_qp {
 			 seq_naks_rcvd, rnr_naks_sent, rnr_naks_rcvd, duplicates,
 			 dropped, cnps_sent, cnps_rcvd;
 	} stats;
+
+	/* Last: the responder's READ and atomic ring is some 11 KiB, and
+	 * everything above it that the engine touches per packet stays on a
+	 * few cache lines. */
+	/* responder (engine) */
+	struct {
+		uint32_t epsn;       /**< next expected PSN */
+		uint32_t msn;
+		bool nak_sent;       /**< a sequence NAK is outstanding */
+		bool ack_pending;    /**< an ACK for epsn - 1 is owed */
+		uint8_t pending_syndrome; /**< NAK/RNR to send instead of an ACK */
+		uint32_t pending_psn;
+		bool has_wqe;        /**< rwqe holds the receive being filled */
+		bool comm_est;       /**< COMM_EST raised (first packet in RTR) */
+		bool last_wqe;       /**< LAST_WQE_REACHED raised (SRQ QP in error) */
+		/* the message being received */
+		bool in_send;
+		uint32_t send_offset;
+		bool in_write;
+		uint64_t write_va;
+		uint32_t write_rkey;
+		uint32_t write_resid;
+		/* READ and atomic resources, a ring in PSN order */
+		struct droce_read_res res[DROCE_MAX_RD_ATOMIC];
+		uint32_t res_tail;           /**< next slot to fill (free-running) */
+		uint32_t res_count;          /**< valid slots before res_tail */
+	} resp;
 };
 
 /** What an application holds: ibv_create_qp's result, or ibv_open_qp's. */
@@ -387,6 +392,16 @@ droce_qp_service(const struct droce_qp *qp)
 	default:
 		return DROCE_SVC_RC;
 	}
+}
+
+/**
+ * Whole path-MTU packets in @p n bytes: a shift, as the MTU is a power of
+ * two (no division per packet).
+ */
+static inline uint32_t
+droce_qp_mtu_pkts(const struct droce_qp *qp, uint32_t n)
+{
+	return n >> rte_bsf32(qp->mtu);
 }
 
 /** IB MTU enum to bytes. */

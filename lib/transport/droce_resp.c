@@ -332,7 +332,7 @@ resp_read(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	uint64_t va = rte_be_to_cpu_64(reth->va);
 	uint32_t rkey = rte_be_to_cpu_32(reth->rkey);
 	uint32_t len = rte_be_to_cpu_32(reth->len);
-	uint32_t npkts = len == 0 ? 1 : (len + qp->mtu - 1) / qp->mtu;
+	uint32_t npkts = len == 0 ? 1 : droce_qp_mtu_pkts(qp, len + qp->mtu - 1);
 	struct droce_read_res *res;
 
 	/* No message is longer than 2^31 bytes (IBA 9.4.4). */
