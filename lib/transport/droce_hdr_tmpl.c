@@ -34,21 +34,8 @@ droce_hdr_tmpl_get(struct droce_hdr_tmpl *t, const struct droce_l3_addr *l3, uin
 	/* What the checksum sums, for the update per frame. */
 	t->ip_sum = l3->ipv6 ? 0 : (uint16_t)~((struct rte_ipv4_hdr *)ip)->hdr_checksum;
 	memcpy(t->masked, t->sent, t->len);
-	ip = t->masked + t->l2_len;
-	memset(ip - LRH_LEN, 0xff, LRH_LEN);
-	if (l3->ipv6) {
-		struct rte_ipv6_hdr *h = (struct rte_ipv6_hdr *)ip;
-
-		h->vtc_flow |= RTE_BE32(0x0fffffff);
-		h->hop_limits = 0xff;
-	} else {
-		struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)ip;
-
-		h->type_of_service = 0xff;
-		h->time_to_live = 0xff;
-		h->hdr_checksum = 0xffff;
-	}
-	((struct rte_udp_hdr *)(t->masked + t->len - sizeof(struct rte_udp_hdr)))->dgram_cksum = 0xffff;
+	droce_icrc_mask_l3(t->masked + t->l2_len, l3->ipv6,
+			   t->len - t->l2_len - sizeof(struct rte_udp_hdr));
 	t->valid = true;
 	return t;
 }

@@ -13,27 +13,16 @@
 # the stages, from the run with the lowest own cycles. Not part of CI.
 set -euo pipefail
 
+# shellcheck source=tests/bench/bench_env.sh
+source "$(dirname "$0")/bench_env.sh"
 usage="usage: stages.sh [-d SECONDS] [-r REPEATS] [-i IDLE_S] BUILD_DIR [TEST:SIZE...]"
-secs=2
-repeats=3
-idle_s=20
-while getopts d:r:i: opt; do
-	case $opt in
-	d) secs=$OPTARG ;;
-	r) repeats=$OPTARG ;;
-	i) idle_s=$OPTARG ;;
-	*) echo "$usage" >&2; exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
+bench_opts "$usage" "$@"
+set -- "${bench_args[@]}"
 build=${1:?$usage}
 shift
 points=("$@")
 (( ${#points[@]} > 0 )) || points=(write:64 write:65536 send:64 read:64)
 
-# shellcheck source=tests/bench/bench_env.sh
-source "$(dirname "$0")/bench_env.sh"
-idle_tries=$(( idle_s * 10 / 3 ))
 bench_setup stages "$build"
 export DROCE_STAGE_CYCLES=1
 
