@@ -88,17 +88,19 @@ droce_hdr_tmpl_finish(const struct droce_hdr_tmpl *t, struct rte_mbuf *m)
 	uint32_t l4_len = rte_pktmbuf_pkt_len(m) - t->len;
 	struct droce_bth *bth = (struct droce_bth *)(p + t->len);
 	uint32_t start = t->l2_len - LRH_LEN, crc;
-	uint8_t *icrc;
+	uint8_t *icrc, resv8a;
 
 	/* A chained frame (payload in other segments) takes the general path. */
 	if (m->nb_segs > 1) {
 		tmpl_unmask(t, p, l4_len);
 		return droce_icrc_append(m, t->l2_len);
 	}
+	/* resv8a is masked too; a CNP carries its BECN bit there. */
+	resv8a = bth->resv8a;
 	bth->resv8a = 0xff;
 	crc = rte_cpu_to_le_32(rte_net_crc_calc(p + start, rte_pktmbuf_data_len(m) - start,
 						RTE_NET_CRC32_ETH));
-	bth->resv8a = 0;
+	bth->resv8a = resv8a;
 	tmpl_unmask(t, p, l4_len);
 	icrc = (uint8_t *)rte_pktmbuf_append(m, DROCE_ICRC_LEN);
 	if (icrc == NULL)

@@ -102,6 +102,10 @@ START_TEST(test_tmpl_rebuilt)
 	a.udp_sport = 49999;
 	droce_hdr_tmpl_get(&t, &a, a.udp_sport, a.tclass);
 	check_same(&t, &a, l4, l4_len, l4_len);
+	/* A BTH with bits in resv8a (a CNP's BECN) keeps them. */
+	((struct droce_bth *)l4)->resv8a = 0x40;
+	check_same(&t, &a, l4, l4_len, l4_len);
+	((struct droce_bth *)l4)->resv8a = 0;
 	/* Another ECN codepoint in the traffic class (the IPv4 checksum with it). */
 	a.tclass = 0x6a;
 	droce_hdr_tmpl_get(&t, &a, a.udp_sport, a.tclass);
