@@ -138,8 +138,9 @@ tp_show_port_info(unsigned p)
 		if (droce_port_gid(tp->port, i, g.raw) != 0)
 			continue;
 		tp_gid_str(&g, gs, sizeof(gs));
-		printf("  GID[%d] %-28s RoCE v2, %s%s\n", i, gs,
+		printf("  GID[%d] %-28s RoCE v2, %s, VLAN %u%s\n", i, gs,
 		       g.raw[10] == 0xff && g.raw[11] == 0xff ? "IPv4" : "IPv6",
+		       droce_port_gid_vlan(tp->port),
 		       i == tp->sgid_index ? " (connect uses it)" : "");
 	}
 }

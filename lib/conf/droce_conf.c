@@ -30,6 +30,7 @@
 
 #include "droce_conf.h"
 #include "droce_conf_priv.h"
+#include "droce_conf_net.h"
 #include "droce_driver.h"
 
 /* The only comment character: rte_cfgfile takes one. */
@@ -724,6 +725,17 @@ conf_port_cc(const struct conf_entry *e)
 	return 0;
 }
 
+/* IPv6, VLAN, priority and routes: parsed in droce_conf_net.c. */
+static int
+conf_port_net(const struct conf_entry *e)
+{
+	char msg[256];
+
+	if (droce_conf_net_key(e->key, e->val, &e->port->port.net, msg, sizeof(msg)) != 0)
+		return ENTRY_ERR(e, "%s", msg);
+	return 0;
+}
+
 struct conf_key {
 	const char *name;
 	int (*set)(const struct conf_entry *e);
@@ -769,6 +781,12 @@ static const struct conf_key conf_port_keys[] = {
 	{ "cnp_interval_us", conf_port_cc },
 	{ "dcqcn", conf_port_cc },
 	{ "bottleneck", conf_port_cc },
+	{ "ipv6", conf_port_net },
+	{ "gateway", conf_port_net },
+	{ "route", conf_port_net },
+	{ "vlan", conf_port_net },
+	{ "pcp", conf_port_net },
+	{ "dscp", conf_port_net },
 	{ NULL, NULL },
 };
 
@@ -777,7 +795,7 @@ static const struct conf_section conf_sections[] = {
 	{ "engine", "lcore, idle_sleep_us", conf_engine_keys },
 	{ "log", "level", conf_log_keys },
 	{ "port", "device, ipv4, mac, mtu, rxd, txd, mbufs, engines, capture, link, "
-	  "link_wait_ms, fault_rx, fault_tx, " DROCE_CONF_CC_KEYS,
+	  "link_wait_ms, fault_rx, fault_tx, " DROCE_CONF_CC_KEYS ", " DROCE_CONF_NET_KEYS,
 	  conf_port_keys },
 };
 

@@ -20,6 +20,11 @@ static_assert(DROCE_QP_ENGINES_MAX == DROCE_PORT_QUEUES_MAX,
 	      "a QP counts the work of every engine a port can have");
 
 #define RX_BURST 32
+/* A spinning runner that has not started an iteration for this long is
+ * not on a CPU: application threads run the engine themselves. Well above
+ * one iteration (a few microseconds with a full burst), well below a
+ * scheduler time slice (milliseconds). */
+#define STALE_US 20
 /* Empty iterations before an idle engine starts to sleep: long enough to
  * keep latency low under load, short enough to free the core soon. */
 #define IDLE_SPIN 2048
@@ -377,6 +382,7 @@ engine_iteration(struct droce_engine *e)
 	e->stats.iterations++;
 	start = rte_get_tsc_cycles();
 	e->tx.now = start;
+	__atomic_store_n(&e->beat_tsc, start, __ATOMIC_RELAXED);
 	droce_stage_start(&e->tx.stage, start);
 	/* Frames left over from a full link go first, in order. */
 	moved = engine_flush_tx(e);
@@ -535,6 +541,7 @@ droce_engine_create(struct droce_port *port, uint16_t queue, struct droce_num_ta
 	e->rcu = rcu;
 	e->rcu_id = rcu_id;
 	e->idle_sleep_us = 1000;
+	e->stale_tsc = rte_get_tsc_hz() / 1000000 * STALE_US;
 	TAILQ_INIT(&e->active);
 	e->tx.port = port;
 	e->tx.mp = droce_port_mempool(port);

@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <sys/queue.h>
 
+#include <rte_cycles.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
@@ -80,6 +81,10 @@ struct droce_engine {
 	/** 1 while a progress thread or service lcore busy-polls the engine
 	 *  (not while it sleeps): application threads leave it alone. */
 	uint32_t spinning;
+	uint64_t beat_tsc;           /**< TSC when the last iteration started, whoever ran it */
+	/** A spinning runner whose last iteration is older than this (TSC
+	 *  cycles) spins on paper only: it lost its CPU. */
+	uint64_t stale_tsc;
 	struct rte_ring *kicks;      /**< QPs with new work, from any thread */
 	TAILQ_HEAD(, droce_qp) active;
 	struct droce_tx tx;
@@ -146,12 +151,18 @@ droce_engine_doorbell(struct droce_engine *e, struct droce_qp *qp)
  * Should an application thread run an iteration of @p e (inside
  * ibv_post_send() or ibv_poll_cq())? Not while a progress thread or
  * service lcore is busy-polling it: that would only bounce the engine's
- * try-lock between cores. Yes when nobody runs it, or its runner sleeps.
+ * try-lock between cores. Yes when nobody runs it, or its runner sleeps,
+ * or its runner has not started an iteration for a while: a thread that
+ * spins but lost its CPU (more busy threads than CPUs, as with two
+ * busy-polling processes and their progress threads on two cores) would
+ * otherwise hold every poller up for a scheduler time slice.
  */
 static inline bool
 droce_engine_wants_help(const struct droce_engine *e)
 {
-	return !__atomic_load_n(&e->spinning, __ATOMIC_RELAXED);
+	return !__atomic_load_n(&e->spinning, __ATOMIC_RELAXED) ||
+	       rte_get_tsc_cycles() - __atomic_load_n(&e->beat_tsc, __ATOMIC_RELAXED) >
+	       e->stale_tsc;
 }
 
 /**

@@ -2,8 +2,9 @@
 /*
  * ARP (RFC 826) for the port's IPv4 address: answer requests for it, learn
  * every sender on the subnet, ask for the neighbours droce_port_route()
- * needs. Requests go out untagged; a tagged request is answered with its
- * own tag.
+ * needs. On a port with a VLAN every ARP frame carries its tag and
+ * frames of other VLANs are ignored; on a port without, requests go out
+ * untagged and a tagged request is answered with its own tag.
  */
 #include <errno.h>
 #include <string.h>
@@ -71,7 +72,8 @@ droce_arp_request(struct droce_port *p, struct droce_port_queue *pq, uint32_t ip
 	};
 	static const struct rte_ether_addr unknown;
 
-	return arp_send(p, pq, RTE_ARP_OP_REQUEST, &bcast, &unknown, ip, 0);
+	return arp_send(p, pq, RTE_ARP_OP_REQUEST, &bcast, &unknown, ip,
+			droce_net_vlan_tci(p, p->net.pcp));
 }
 
 void
@@ -81,9 +83,15 @@ droce_arp_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mb
 	struct rte_arp_hdr buf;
 	const struct rte_arp_hdr *arp = rte_pktmbuf_read(m, off, sizeof(buf), &buf);
 	struct rte_ether_addr sha;
+	uint8_t sgid[16];
 	uint32_t sip, tip;
 	uint16_t op;
 
+	if (!droce_net_vlan_ok(p, vlan_tci)) {
+		DROCE_STAT_ADD(pq, rx_not_ours, 1);
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (arp == NULL || arp->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) ||
 	    arp->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
 	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != sizeof(uint32_t)) {
@@ -101,8 +109,10 @@ droce_arp_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mb
 		return;
 	/* Requests, replies and gratuitous ARP all say where the sender is;
 	 * a probe (sender 0.0.0.0) says nothing. */
-	droce_neigh_learn(p, sip, &sha, vlan_tci, rte_get_tsc_cycles());
+	droce_gid_from_ipv4(sip, sgid);
+	droce_neigh_learn(p, sgid, &sha, vlan_tci, rte_get_tsc_cycles());
 	if (op == RTE_ARP_OP_REQUEST && p->ipv4 != 0 && tip == p->ipv4 &&
 	    rte_is_valid_assigned_ether_addr(&sha))
-		arp_send(p, pq, RTE_ARP_OP_REPLY, &sha, &sha, sip, vlan_tci);
+		arp_send(p, pq, RTE_ARP_OP_REPLY, &sha, &sha, sip,
+			 droce_net_reply_tci(p, vlan_tci));
 }

@@ -3,7 +3,9 @@
  * The GID table. rxe's order, so that tools' habits carry over (`-g 1`
  * picks IPv4): index 0 is the IPv6 link-local address the MAC makes
  * (fe80::/64 with the modified EUI-64 interface id, RFC 4291 appendix A),
- * index 1 the IPv4-mapped address ::ffff:a.b.c.d when the port has IPv4.
+ * index 1 the IPv4-mapped address ::ffff:a.b.c.d when the port has IPv4,
+ * then the configured IPv6 addresses in the order given (the kernel adds
+ * a netdev's addresses to rxe's table in the order they were assigned).
  * The table is built at attach and never changes, so any thread reads it.
  */
 #include <errno.h>
@@ -23,11 +25,20 @@ droce_gid_is_v4mapped(const uint8_t gid[16])
 }
 
 void
+droce_gid_from_ipv4(uint32_t ip, uint8_t gid[16])
+{
+	rte_be32_t be = rte_cpu_to_be_32(ip);
+
+	memcpy(gid, v4mapped_prefix, sizeof(v4mapped_prefix));
+	memcpy(gid + 12, &be, sizeof(be));
+}
+
+void
 droce_gid_table_build(struct droce_port *p)
 {
 	const uint8_t *mac = p->mac.addr_bytes;
 	uint8_t *gid = p->gids[0];
-	rte_be32_t ip;
+	unsigned i;
 
 	memset(p->gids, 0, sizeof(p->gids));
 	gid[0] = 0xfe;
@@ -42,12 +53,10 @@ droce_gid_table_build(struct droce_port *p)
 	gid[14] = mac[4];
 	gid[15] = mac[5];
 	p->nb_gids = 1;
-	if (p->ipv4 != 0) {
-		gid = p->gids[p->nb_gids++];
-		memcpy(gid, v4mapped_prefix, sizeof(v4mapped_prefix));
-		ip = rte_cpu_to_be_32(p->ipv4);
-		memcpy(gid + 12, &ip, sizeof(ip));
-	}
+	if (p->ipv4 != 0)
+		droce_gid_from_ipv4(p->ipv4, p->gids[p->nb_gids++]);
+	for (i = 0; i < p->net.nb_ipv6; i++)
+		memcpy(p->gids[p->nb_gids++], p->net.ipv6[i].addr, 16);
 }
 
 void
@@ -81,4 +90,10 @@ droce_port_gid_find(const struct droce_port *p, const uint8_t gid[16])
 		if (memcmp(p->gids[i], gid, 16) == 0)
 			return i;
 	return -1;
+}
+
+uint16_t
+droce_port_gid_vlan(const struct droce_port *p)
+{
+	return p->net.vlan;
 }

@@ -246,6 +246,9 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	p->ipv4_prefix = conf->ipv4 ? conf->ipv4_prefix : 0;
 	p->ipv4_mask = conf->ipv4 ? ~0u << (32 - conf->ipv4_prefix) : 0;
 	p->tsc_hz = rte_get_tsc_hz();
+	ret = droce_net_init(p, &conf->net);
+	if (ret != 0)
+		goto fail;
 
 	ret = rte_eth_dev_info_get(p->port_id, &p->dev_info);
 	if (ret != 0)
@@ -554,7 +557,7 @@ droce_port_dump(const struct droce_port *p, FILE *f)
 	port_dump_fault(p, false, f);
 	for (i = 0; i < (unsigned)p->nb_gids; i++) {
 		droce_gid_format(p->gids[i], gid, sizeof(gid));
-		fprintf(f, "  gid[%u] %s\n", i, gid);
+		fprintf(f, "  gid[%u] %s vlan %u\n", i, gid, droce_port_gid_vlan(p));
 	}
 	droce_neigh_dump(p, f);
 	droce_port_stats_get(p, &s);

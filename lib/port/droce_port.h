@@ -187,6 +187,46 @@ void droce_cc_conf_default(struct droce_cc_conf *c);
 /** @return 0 when @p c is usable, -EINVAL otherwise. */
 int droce_cc_conf_check(const struct droce_cc_conf *c);
 
+/** Most IPv6 addresses a port holds besides its link-local one. */
+#define DROCE_NET_MAX_IPV6 4
+/** Most static routes of a port, default gateways included. */
+#define DROCE_NET_MAX_ROUTES 8
+
+/**
+ * An address and a prefix length in IPv6 form: an IPv4 address or
+ * network is IPv4-mapped (::ffff:a.b.c.d) with 96 added to its length.
+ */
+struct droce_prefix {
+	uint8_t addr[16];
+	uint8_t len;                 /**< 0..128 */
+};
+
+/** A static route: packets to @ref dst go through the neighbour @ref via. */
+struct droce_route_conf {
+	struct droce_prefix dst;     /**< a default gateway is ::/0 or ::ffff:0:0/96 */
+	uint8_t via[16];             /**< on the port's link, same family as dst */
+};
+
+/** Where the 802.1p priority (PCP) of RoCE frames comes from. */
+enum droce_pcp_mode {
+	DROCE_PCP_SL = 0,            /**< the AH's service level (sl & 7) */
+	DROCE_PCP_FIXED,             /**< droce_net_conf.pcp */
+	DROCE_PCP_DSCP,              /**< DSCP >> 3, the usual DSCP-to-priority map */
+};
+
+/** IPv6, VLAN, priority and routes of a port (all zero: none of them). */
+struct droce_net_conf {
+	struct droce_prefix ipv6[DROCE_NET_MAX_IPV6]; /**< global addresses */
+	unsigned nb_ipv6;
+	struct droce_route_conf routes[DROCE_NET_MAX_ROUTES];
+	unsigned nb_routes;
+	uint16_t vlan;               /**< VLAN ID 1..4094 of every frame; 0: untagged */
+	enum droce_pcp_mode pcp_mode;
+	uint8_t pcp;                 /**< with DROCE_PCP_FIXED */
+	bool dscp_fixed;             /**< DSCP is @ref dscp, not the traffic class's */
+	uint8_t dscp;                /**< 0..63 */
+};
+
 /** What a port is attached with. */
 struct droce_port_conf {
 	uint16_t port_id;            /**< an ethdev already probed, not started */
@@ -220,6 +260,9 @@ struct droce_port_conf {
 	/** ECN, CNPs and DCQCN. A zeroed conf has ECN off; attach users
 	 *  start from droce_cc_conf_default(). */
 	struct droce_cc_conf cc;
+
+	/** IPv6 addresses, VLAN, priority and routes. */
+	struct droce_net_conf net;
 };
 
 /** Counters of one port queue, or of the port (the sum of its queues).
@@ -380,6 +423,13 @@ int droce_port_gid_count(const struct droce_port *p);
 /** Copy GID @p index into @p gid. @return 0, or -EINVAL for an empty index. */
 int droce_port_gid(const struct droce_port *p, int index, uint8_t gid[16]);
 
+/**
+ * The VLAN ID every GID of the port is on (its frames carry the tag), 0
+ * when untagged: what the kernel reports through a GID's netdev (a VLAN
+ * interface), which a droce GID has none of (ndev_ifindex 0). Any thread.
+ */
+uint16_t droce_port_gid_vlan(const struct droce_port *p);
+
 /** @return the index of @p gid in the table, or -1 if the port does not own it. */
 int droce_port_gid_find(const struct droce_port *p, const uint8_t gid[16]);
 
@@ -419,16 +469,28 @@ unsigned droce_port_mcast_qpns(struct droce_port *p, const uint8_t gid[16],
  * @return 0 when the destination MAC is known; -EAGAIN when it is not yet
  * (an ARP request was sent, rate-limited: call again later); -EINVAL for a
  * bad GID index; -EHOSTUNREACH when @p dgid is not reachable on this port.
- * The engine of queue @p q only (its ARP requests go out on that queue).
+ * A destination off the link goes to the next hop of the port's longest
+ * matching route (its MAC in @p a, @p dgid stays the IP destination).
+ * The engine of queue @p q only (its ARP requests and neighbour
+ * solicitations go out on that queue).
  */
 int droce_port_route(struct droce_port *p, uint16_t q, int sgid_index, const uint8_t dgid[16],
 		     struct droce_l3_addr *a);
 
 /**
+ * Set the traffic class (DSCP and ECN) and, on a port with a VLAN, the
+ * priority (PCP) of @p a routed by droce_port_route(), from the AH's
+ * service level @p sl and traffic class @p tclass and the port's
+ * settings (see docs/config.md: pcp, dscp, ecn). Any thread.
+ */
+void droce_port_qos(const struct droce_port *p, uint8_t sl, uint8_t tclass,
+		    struct droce_l3_addr *a);
+
+/**
  * The engine of queue @p q only: housekeeping that is due (sending frames
  * the queue's TX fault stage held back once their time comes; on queue 0
- * also ARP retries and expiry, and the link watch). Cheap when nothing is
- * due.
+ * also ARP and ND retries and expiry, the first ND announcement and the
+ * link watch). Cheap when nothing is due.
  */
 void droce_port_tick(struct droce_port *p, uint16_t q);
 

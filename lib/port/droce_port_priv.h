@@ -57,28 +57,28 @@ extern int droce_port_logtype;
 /* Frames handled per step where a local array is needed. */
 #define DROCE_PORT_BURST 32
 
-/* ---- neighbour (ARP) table ---- */
+/* ---- neighbour (ARP and ND) table ---- */
 
 #define DROCE_NEIGH_MAX 256
 
 enum droce_neigh_state {
 	DROCE_NEIGH_FREE = 0,
-	DROCE_NEIGH_PENDING,     /* ARP request sent, no answer yet */
+	DROCE_NEIGH_PENDING,     /* ARP request or NS sent, no answer yet */
 	DROCE_NEIGH_VALID,
 };
 
-/* One IPv4 neighbour. The slot is the position rte_hash gives the key.
+/* One neighbour. The slot is the position rte_hash gives the key.
  * ip, state, mac and vlan_tci change under the port's neigh_lock and the
  * slot's seqlock, which lets engines read them without the lock; the two
  * times are relaxed atomics any engine may store. */
 struct droce_neigh {
 	rte_seqlock_t sl;
-	uint32_t ip;             /* host order */
+	uint8_t ip[16];          /* the key: IPv6, or IPv4-mapped */
 	uint8_t state;           /* enum droce_neigh_state */
-	uint16_t vlan_tci;       /* tag its ARP came with (0: untagged) */
+	uint16_t vlan_tci;       /* tag its ARP or ND came with (0: untagged) */
 	struct rte_ether_addr mac;
 	uint64_t updated;        /* TSC: learned or refreshed */
-	uint64_t solicited;      /* TSC: last ARP request for it */
+	uint64_t solicited;      /* TSC: last ARP request or NS for it */
 };
 
 /* ---- capture ---- */
@@ -157,6 +157,8 @@ struct droce_port {
 	droce_port_link_cb_t link_cb;
 	void *link_cb_arg;
 	uint8_t ipv4_prefix;
+	struct droce_net_conf net;   /**< IPv6, VLAN, priority, routes */
+	bool nd_announced;           /**< unsolicited NAs sent (droce_nd.c) */
 	int nb_gids;
 	uint8_t gids[DROCE_GID_TABLE_LEN][16];
 	const struct droce_driver_ops *drv;
@@ -191,6 +193,7 @@ bool droce_port_started(const struct droce_port *p);
 /* droce_gid.c */
 void droce_gid_table_build(struct droce_port *p);
 bool droce_gid_is_v4mapped(const uint8_t gid[16]);
+void droce_gid_from_ipv4(uint32_t ip, uint8_t gid[16]);
 void droce_gid_format(const uint8_t gid[16], char *buf, size_t len);
 
 /* droce_mcast.c: does the port take this multicast frame from the link;
@@ -207,11 +210,12 @@ void droce_port_mcast_copies_done(struct droce_port_queue *pq, struct rte_mbuf *
 /* droce_neigh.c */
 int droce_neigh_init(struct droce_port *p);
 void droce_neigh_fini(struct droce_port *p);
-bool droce_neigh_on_link(const struct droce_port *p, uint32_t ip);
-void droce_neigh_learn(struct droce_port *p, uint32_t ip,
+bool droce_neigh_on_link(const struct droce_port *p, const uint8_t ip[16]);
+bool droce_prefix_match(const struct droce_prefix *pfx, const uint8_t ip[16]);
+void droce_neigh_learn(struct droce_port *p, const uint8_t ip[16],
 		       const struct rte_ether_addr *mac, uint16_t vlan_tci,
 		       uint64_t now);
-int droce_neigh_resolve(struct droce_port *p, struct droce_port_queue *pq, uint32_t ip,
+int droce_neigh_resolve(struct droce_port *p, struct droce_port_queue *pq, const uint8_t ip[16],
 			struct rte_ether_addr *mac, uint16_t *vlan_tci);
 void droce_neigh_gc(struct droce_port *p, struct droce_port_queue *pq, uint64_t now);
 void droce_neigh_dump(const struct droce_port *p, FILE *f);
@@ -220,6 +224,32 @@ void droce_neigh_dump(const struct droce_port *p, FILE *f);
 void droce_arp_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
 		     uint32_t off, uint16_t vlan_tci);
 int droce_arp_request(struct droce_port *p, struct droce_port_queue *pq, uint32_t ip);
+
+/* droce_nd.c: IPv6 neighbour discovery, on the queue @p pq of the calling
+ * engine (like ARP). droce_nd_input() consumes @p m and returns true when
+ * it is an NS or NA (handled or dropped); other IPv6 frames stay the
+ * caller's. */
+bool droce_nd_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
+		    uint32_t off, uint16_t vlan_tci);
+int droce_nd_solicit(struct droce_port *p, struct droce_port_queue *pq,
+		     const uint8_t target[16]);
+/* Whether @p dst is a multicast MAC of the port's ND: all nodes, or the
+ * solicited-node group of one of its IPv6 GIDs. */
+bool droce_nd_mcast_accept(const struct droce_port *p, const struct rte_ether_addr *dst);
+void droce_nd_announce(struct droce_port *p, struct droce_port_queue *pq);
+
+/* droce_net.c: the port's IPv6 addresses, VLAN, priority and routes. */
+int droce_net_init(struct droce_port *p, const struct droce_net_conf *c);
+uint16_t droce_net_vlan_tci(const struct droce_port *p, uint8_t pcp);
+bool droce_net_vlan_ok(const struct droce_port *p, uint16_t vlan_tci);
+uint16_t droce_net_reply_tci(const struct droce_port *p, uint16_t vlan_tci);
+void droce_net_qos(const struct droce_port *p, uint8_t sl, uint8_t tclass,
+		   struct droce_l3_addr *a);
+/* The neighbour that takes packets to @p dst: @p dst itself when on the
+ * link, else the next hop of the longest matching route (-EHOSTUNREACH:
+ * none). */
+int droce_net_next_hop(const struct droce_port *p, const uint8_t dst[16],
+		       const uint8_t **hop);
 
 /* droce_port_tx.c: droce_port_tx() on @p pq. */
 uint16_t droce_port_queue_tx(struct droce_port *p, struct droce_port_queue *pq,

@@ -38,7 +38,7 @@ rx_learn(struct droce_port *p, struct droce_port_queue *pq, const struct droce_p
 		return;
 	pq->learn_ip = ip;
 	pq->learn_tsc = now;
-	droce_neigh_learn(p, ip, &pkt->src_mac, pkt->vlan_tci, now);
+	droce_neigh_learn(p, pkt->sgid, &pkt->src_mac, pkt->vlan_tci, now);
 }
 
 /* An IPv4 or IPv6 frame: keep it if it is RoCEv2 for us. Its ICRC is
@@ -108,7 +108,8 @@ rx_one(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m, bo
 	}
 	/* NICs filter by MAC, PMDs of virtual ports do not: so do it here. */
 	if (!looped && !rte_is_same_ether_addr(&eh->dst_addr, &p->mac) &&
-	    !rte_is_broadcast_ether_addr(&eh->dst_addr) && !droce_port_mcast_accept(p, eh)) {
+	    !rte_is_broadcast_ether_addr(&eh->dst_addr) && !droce_port_mcast_accept(p, eh) &&
+	    !droce_nd_mcast_accept(p, &eh->dst_addr)) {
 		DROCE_STAT_ADD(pq, rx_not_ours, 1);
 		goto drop;
 	}
@@ -127,8 +128,11 @@ rx_one(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m, bo
 	case RTE_BE16(RTE_ETHER_TYPE_ARP):
 		droce_arp_input(p, pq, m, off, vlan_tci);
 		return false;
-	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
 	case RTE_BE16(RTE_ETHER_TYPE_IPV6):
+		if (droce_nd_input(p, pq, m, off, vlan_tci))
+			return false;
+		/* fall through */
+	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
 		if (rx_roce(p, pq, m))
 			return true;
 		goto drop;

@@ -2,11 +2,14 @@
 /*
  * From a destination GID to the L2/L3 addresses of a packet.
  *
- * What is reachable for now: the port's own GIDs (looped back), IPv4 hosts
- * on the port's subnet (ARP), and IPv6 link-local GIDs made from a MAC
- * (fe80::/64 with a modified EUI-64 interface id), whose MAC the address
- * itself gives. Not yet: a gateway for other IPv4 subnets, and IPv6
- * neighbour discovery for other IPv6 addresses; those are -EHOSTUNREACH.
+ * What is reachable: the port's own GIDs (looped back), hosts on the
+ * port's link (IPv4 subnet through ARP; IPv6 link-local and the port's
+ * IPv6 prefixes through neighbour discovery) and, through a static route
+ * or a default gateway, hosts beyond it: then the next hop's MAC goes
+ * into the frame while the GID's address stays its destination. IPv6
+ * link-local GIDs made from a MAC (fe80::/64 with a modified EUI-64
+ * interface id, as rxe's and droce's own are) give their MAC themselves
+ * and need no solicitation.
  */
 #include <errno.h>
 #include <string.h>
@@ -15,7 +18,7 @@
 
 #include "droce_port_priv.h"
 
-/* IPv4 TTL and IPv6 hop limit of every packet, as rxe sends. */
+/* IPv4 TTL and IPv6 hop limit when the AH says none, as rxe sends. */
 #define ROUTE_TTL 64
 /* UDP source ports for RoCEv2 flows: 0xc000-0xffff, as rxe uses. */
 #define ROUTE_SPORT_BASE 0xc000
@@ -39,13 +42,20 @@ route_ipv6_link_local(const uint8_t dgid[16], struct rte_ether_addr *mac)
 	return rte_is_valid_assigned_ether_addr(mac) ? 0 : -EHOSTUNREACH;
 }
 
+void
+droce_port_qos(const struct droce_port *p, uint8_t sl, uint8_t tclass,
+	       struct droce_l3_addr *a)
+{
+	droce_net_qos(p, sl, tclass, a);
+}
+
 int
 droce_port_route(struct droce_port *p, uint16_t q, int sgid_index, const uint8_t dgid[16],
 		 struct droce_l3_addr *a)
 {
-	const uint8_t *sgid;
-	rte_be32_t dst;
+	const uint8_t *sgid, *hop;
 	bool v4;
+	int rc;
 
 	if (sgid_index < 0 || sgid_index >= p->nb_gids)
 		return -EINVAL;
@@ -63,18 +73,21 @@ droce_port_route(struct droce_port *p, uint16_t q, int sgid_index, const uint8_t
 		       (rte_hash_crc(dgid, 16, 0) & ROUTE_SPORT_MASK);
 	memcpy(a->sgid, sgid, 16);
 	memcpy(a->dgid, dgid, 16);
+	a->vlan_tci = droce_net_vlan_tci(p, 0);
 	if (droce_port_gid_find(p, dgid) >= 0) {
 		a->dst_mac = p->mac;
 		return 0;
 	}
 	if (droce_gid_mcast_mac(dgid, &a->dst_mac))
 		return 0;
-	if (!v4)
-		return route_ipv6_link_local(dgid, &a->dst_mac);
-	memcpy(&dst, dgid + 12, sizeof(dst));
-	/* No gateway yet: only the port's own subnet is reachable. */
-	if (!droce_neigh_on_link(p, rte_be_to_cpu_32(dst)))
-		return -EHOSTUNREACH;
-	return droce_neigh_resolve(p, &p->q[q], rte_be_to_cpu_32(dst), &a->dst_mac,
-				   &a->vlan_tci);
+	if (!v4 && route_ipv6_link_local(dgid, &a->dst_mac) == 0)
+		return 0;
+	rc = droce_net_next_hop(p, dgid, &hop);
+	if (rc != 0)
+		return rc;
+	rc = droce_neigh_resolve(p, &p->q[q], hop, &a->dst_mac, &a->vlan_tci);
+	/* On a VLAN every frame carries the port's tag, whatever tag the
+	 * neighbour's ARP or NA came with (there: the port's, or dropped). */
+	a->vlan_tci = p->net.vlan != 0 ? droce_net_vlan_tci(p, 0) : a->vlan_tci;
+	return rc;
 }

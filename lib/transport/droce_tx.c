@@ -79,7 +79,7 @@ droce_av_route(struct droce_tx *tx, struct droce_av *av)
 	if (rc != 0)
 		return rc;
 	av->l3.ttl = grh->hop_limit != 0 ? grh->hop_limit : 64;
-	av->l3.tclass = grh->traffic_class;
+	droce_port_qos(tx->port, av->attr.sl, grh->traffic_class, &av->l3);
 	av->l3.flow_label = grh->flow_label;
 	av->routed = true;
 	return 0;

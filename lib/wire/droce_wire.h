@@ -502,6 +502,64 @@ bool droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off);
  */
 const char *droce_icrc_init(void);
 
+/* ---- IPv6 neighbour discovery (RFC 4861) ---- */
+
+/** ICMPv6 types of neighbour solicitation and advertisement. */
+#define DROCE_ND_NS 135
+#define DROCE_ND_NA 136
+/** NA flags (the first byte after the checksum). */
+#define DROCE_ND_NA_ROUTER    0x80
+#define DROCE_ND_NA_SOLICITED 0x40
+#define DROCE_ND_NA_OVERRIDE  0x20
+
+/**
+ * A neighbour solicitation or advertisement and the frame around it: what
+ * droce_nd_parse() finds and droce_nd_write() sends. The one link-layer
+ * address option droce uses is the source's (NS) or the target's (NA).
+ */
+struct droce_nd_msg {
+	uint8_t type;                   /**< DROCE_ND_NS or DROCE_ND_NA */
+	uint8_t flags;                  /**< NA: DROCE_ND_NA_* */
+	uint16_t vlan_tci;              /**< 0: untagged */
+	struct rte_ether_addr eth_src, eth_dst;
+	uint8_t src[16], dst[16];       /**< IPv6 source and destination */
+	uint8_t target[16];
+	bool has_lladdr;                /**< the option is present */
+	struct rte_ether_addr lladdr;
+};
+
+/** Why droce_nd_parse() rejected a frame. */
+enum droce_nd_err {
+	DROCE_ND_OK = 0,
+	DROCE_ND_NOT_ND,     /**< IPv6, but not an NS or NA (other ICMPv6, UDP...) */
+	DROCE_ND_INVALID,    /**< an NS or NA that RFC 4861 7.1 says to drop */
+};
+
+/**
+ * Parse the IPv6 packet at @p l3_off of @p m (any chain) as an NS or NA,
+ * with the checks of RFC 4861 7.1: hop limit 255, code 0, ICMPv6 checksum,
+ * length, no multicast target, no option of length 0, an NA to a
+ * multicast address not solicited, an NS from :: (duplicate address
+ * detection) without a link-layer option. The Ethernet fields of @p msg
+ * come from the frame's first bytes (and @p vlan_tci).
+ */
+enum droce_nd_err droce_nd_parse(const struct rte_mbuf *m, uint32_t l3_off,
+				 uint16_t vlan_tci, struct droce_nd_msg *msg);
+
+/**
+ * Write @p msg as a whole frame into the empty mbuf @p m (Ethernet, the
+ * optional 802.1Q tag, IPv6 with hop limit 255, the ICMPv6 message with
+ * its checksum and the link-layer option when has_lladdr).
+ * @return 0, or -ENOMEM when @p m has no room.
+ */
+int droce_nd_write(struct rte_mbuf *m, const struct droce_nd_msg *msg);
+
+/** The solicited-node multicast address of @p addr (ff02::1:ffXX:XXXX). */
+void droce_nd_solicited_node(const uint8_t addr[16], uint8_t out[16]);
+
+/** The Ethernet multicast address of IPv6 multicast @p addr (33:33:...). */
+void droce_ipv6_mcast_mac(const uint8_t addr[16], struct rte_ether_addr *mac);
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,6 +18,8 @@
 
 #include "droce_conf.h"
 
+#define PORT0 "[port0]\ndevice = d\n"
+
 static char tmpdir[] = "/tmp/droce-test-conf-XXXXXX";
 static char path[PATH_MAX];
 static char err[512];
@@ -160,6 +162,37 @@ START_TEST(faults)
 }
 END_TEST
 
+START_TEST(net_keys)
+{
+	static const uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	static const uint8_t v4_any[16] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t v4_net[16] = { [10] = 0xff, [11] = 0xff, 10, 9 };
+	static const uint8_t v4_gw[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 254 };
+	const struct droce_net_conf *n = &conf.ports[0].port.net;
+
+	load_ok(PORT0 "ipv6 = 2001:db8::1/64 , fd00::7/48\n"
+		"gateway = 10.0.0.254, 2001:db8::fe\n"
+		"route = 10.9.0.0/16 via 10.0.0.254\n"
+		"vlan = 100\npcp = dscp\ndscp = 26\n");
+	ck_assert_uint_eq(n->nb_ipv6, 2);
+	ck_assert_mem_eq(n->ipv6[0].addr, v6, 16);
+	ck_assert_uint_eq(n->ipv6[0].len, 64);
+	ck_assert_uint_eq(n->ipv6[1].len, 48);
+	ck_assert_uint_eq(n->nb_routes, 3);
+	/* IPv4 in IPv6 form: 0.0.0.0/0 is ::ffff:0:0/96, 10.9.0.0/16 is /112. */
+	ck_assert_mem_eq(n->routes[0].dst.addr, v4_any, 16);
+	ck_assert_uint_eq(n->routes[0].dst.len, 96);
+	ck_assert_mem_eq(n->routes[0].via, v4_gw, 16);
+	ck_assert_uint_eq(n->routes[1].dst.len, 0);
+	ck_assert_mem_eq(n->routes[2].dst.addr, v4_net, 16);
+	ck_assert_uint_eq(n->routes[2].dst.len, 112);
+	ck_assert_uint_eq(n->vlan, 100);
+	ck_assert_int_eq(n->pcp_mode, DROCE_PCP_DSCP);
+	ck_assert(n->dscp_fixed);
+	ck_assert_uint_eq(n->dscp, 26);
+}
+END_TEST
+
 START_TEST(eal_quotes)
 {
 	load_ok("[eal]\n"
@@ -255,8 +288,6 @@ struct bad_case {
 	int ret;
 };
 
-#define PORT0 "[port0]\ndevice = d\n"
-
 static const struct bad_case bad_cases[] = {
 	{ "[eal]\nargs = x\nhello\n",
 	  ":3: expected \"[section]\" or \"key = value\"", -EINVAL },
@@ -284,12 +315,31 @@ static const struct bad_case bad_cases[] = {
 	  -EINVAL },
 	{ PORT0 "speed = 3\n",
 	  ":3: [port0] speed: unknown key (expected device, ipv4, mac, mtu, rxd, txd, mbufs, engines, capture, "
-	  "link, link_wait_ms, fault_rx, fault_tx, ecn, cnp_interval_us, dcqcn, bottleneck)",
+	  "link, link_wait_ms, fault_rx, fault_tx, ecn, cnp_interval_us, dcqcn, bottleneck, ipv6, "
+	  "gateway, route, vlan, pcp, dscp)",
 	  -EINVAL },
 	{ PORT0 "[eal]\nargv = -l 0\n", ":4: [eal] argv: unknown key (expected args)", -EINVAL },
 	{ PORT0 "[engine]\nlcores = 1\n",
 	  ":4: [engine] lcores: unknown key (expected lcore, idle_sleep_us)", -EINVAL },
 	{ PORT0 "[log]\nlevels = 1\n", ":4: [log] levels: unknown key (expected level)", -EINVAL },
+	{ PORT0 "ipv6 = 2001:db8::1\n",
+	  ":3: [port0] ipv6: '2001:db8::1' is not an IPv6 address with a prefix length "
+	  "(x:x::x/1..128)", -EINVAL },
+	{ PORT0 "ipv6 = fe80::1/64\n",
+	  ":3: [port0] ipv6: fe80::1/64 is multicast or link-local (the link-local address "
+	  "comes from the MAC)", -EINVAL },
+	{ PORT0 "gateway = 10.0.0.1, 10.0.0.2\n",
+	  ":3: [port0] gateway: a second IPv4 default gateway", -EINVAL },
+	{ PORT0 "route = 10.1.0.0/16 via 2001:db8::1\n",
+	  ":3: [port0] route: '10.1.0.0/16 via 2001:db8::1': the next hop is not of the "
+	  "prefix's family", -EINVAL },
+	{ PORT0 "route = 10.1.0.0/16 10.0.0.1\n",
+	  ":3: [port0] route: '10.1.0.0/16 10.0.0.1' is not a route (PREFIX/LEN via ADDRESS)",
+	  -EINVAL },
+	{ PORT0 "vlan = 4095\n",
+	  ":3: [port0] vlan: '4095' is not a VLAN ID (1..4094, 0: untagged)", -EINVAL },
+	{ PORT0 "pcp = 8\n", ":3: [port0] pcp: '8' is not a priority (0..7, sl, dscp)", -EINVAL },
+	{ PORT0 "dscp = 64\n", ":3: [port0] dscp: '64' is not a DSCP (0..63, tclass)", -EINVAL },
 	{ PORT0 "mtu = 3000\n",
 	  ":3: [port0] mtu: 3000 is not an IB MTU (256, 512, 1024, 2048, 4096)", -EINVAL },
 	{ PORT0 "mtu = 8192\n",
@@ -630,6 +680,7 @@ conf_suite(void)
 	tcase_add_test(t, full_file);
 	tcase_add_test(t, comments_and_layout);
 	tcase_add_test(t, faults);
+	tcase_add_test(t, net_keys);
 	tcase_add_test(t, eal_quotes);
 	tcase_add_test(t, eal_most_args);
 	tcase_add_test(t, defaults_in_a_file);

@@ -162,6 +162,26 @@ connect_pair(struct side *a, struct side *b, unsigned i)
 	}
 }
 
+/* The senders' QPs to the error state (they send nothing more), then
+ * both engines for a while, so the receiver takes in what is still on
+ * its way. */
+static void
+stop_senders(struct side *a, struct side *b, unsigned qps)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 5;
+	struct ibv_wc wc[32];
+
+	for (unsigned i = 0; i < qps; i++)
+		ibv_modify_qp(a->qp[i], &attr, IBV_QP_STATE);
+	while (rte_get_tsc_cycles() < end) {
+		droce_dev_poll(a->dev);
+		droce_dev_poll(b->dev);
+		while (ibv_poll_cq(a->cq, 32, wc) > 0)
+			;
+	}
+}
+
 static int
 post_write(struct side *a, struct side *b, unsigned i)
 {
@@ -202,6 +222,7 @@ run(const struct opts *o, bool dcqcn, unsigned nrun, struct result *r, unsigned 
 	bool measuring = false;
 	struct ibv_wc wc[32];
 	uint64_t total = 0;
+	void *obj = NULL;
 
 	snprintf(name, sizeof(name), "ccb_a%u", nrun);
 	pa = rte_eth_from_rings(name, &ba, 1, &ab, 1, SOCKET_ID_ANY);
@@ -282,8 +303,16 @@ run(const struct opts *o, bool dcqcn, unsigned nrun, struct result *r, unsigned 
 	r->cuts = sa.engine.cc.rate_decreases - sa0.engine.cc.rate_decreases;
 	r->failed = failed;
 	*nsamples = ns;
-	side_close(&a, o->qps);
+	/* Sent frames point into the sender's memory (zero-copy TX over a
+	 * ring ethdev hands over the mbufs themselves), and the sender's QPs
+	 * are not destroyed before those frames are let go: stop the
+	 * senders, let the receiver take in what is on its way, close it,
+	 * free what it left in its RX ring, then close the senders. */
+	stop_senders(&a, &b, o->qps);
 	side_close(&b, o->qps);
+	while (rte_ring_dequeue(ab, &obj) == 0)
+		rte_pktmbuf_free(obj);
+	side_close(&a, o->qps);
 	/* Stopped, not closed: the next run's ethdevs get new port numbers,
 	 * so nothing named after a port number meets its old self. */
 	rte_eth_dev_stop((uint16_t)pa);

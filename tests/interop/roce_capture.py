@@ -4,9 +4,9 @@
   roce_capture.py --local IP --peer IP FILE.pcapng...
 
 For each direction (local -> peer, peer -> local) it counts the UDP 4791
-frames, recomputes every ICRC (RoCEv2, IBTA Annex A17: CRC-32 over the
-IPv4, UDP and BTH headers with their variant fields set to ones, then the
-rest of the packet) and counts request packets sent again with a PSN
+frames (IPv4 or IPv6, tagged or not), recomputes every ICRC (RoCEv2, IBTA
+Annex A17: CRC-32 over the IP, UDP and BTH headers with their variant
+fields set to ones, then the rest of the packet) and counts request packets sent again with a PSN
 already seen on that destination QP (retransmissions). It prints one
 `name=value` per line, e.g. `tx=402`, `tx_bad_icrc=0`, `tx_retx=0`,
 `rx=...`; `tx` is local -> peer. Exits 1 when a file cannot be read.
@@ -19,6 +19,8 @@ import zlib
 
 ROCE_PORT = 4791
 ETH_IPV4 = 0x0800
+ETH_IPV6 = 0x86dd
+ETH_VLAN = 0x8100
 LINKTYPE_ETHERNET = 1
 # RC opcodes that carry a request (SEND, RDMA WRITE, RDMA READ request,
 # atomics, SEND with invalidate); the others are responses and ACKs.
@@ -52,12 +54,19 @@ def pcapng_frames(path):
 
 
 def icrc(ip):
-    """ICRC of an IPv4 RoCEv2 packet given from its IPv4 header to the end of the payload."""
-    ihl = (ip[0] & 0x0f) * 4
-    iph = bytearray(ip[:ihl])
-    iph[1] = 0xff                      # TOS
-    iph[8] = 0xff                      # TTL
-    iph[10:12] = b'\xff\xff'           # header checksum
+    """ICRC of a RoCEv2 packet given from its IP header to the end of the payload."""
+    if ip[0] >> 4 == 6:
+        ihl = 40
+        iph = bytearray(ip[:ihl])
+        iph[0] |= 0x0f                 # traffic class and flow label, not the version
+        iph[1:4] = b'\xff\xff\xff'
+        iph[7] = 0xff                  # hop limit
+    else:
+        ihl = (ip[0] & 0x0f) * 4
+        iph = bytearray(ip[:ihl])
+        iph[1] = 0xff                  # TOS
+        iph[8] = 0xff                  # TTL
+        iph[10:12] = b'\xff\xff'       # header checksum
     udp = bytearray(ip[ihl:ihl + 8])
     udp[6:8] = b'\xff\xff'             # UDP checksum
     bth = bytearray(ip[ihl + 8:ihl + 20])
@@ -65,21 +74,34 @@ def icrc(ip):
     return zlib.crc32(b'\xff' * 8 + iph + udp + bth + ip[ihl + 20:]) & 0xffffffff
 
 
+def ip_packet(frame):
+    """The IP packet of an Ethernet frame (802.1Q tag allowed) as (packet, header length),
+    cut to the IP length, when it is UDP over IPv4 or IPv6 without extension headers."""
+    off = 14
+    if len(frame) >= 18 and struct.unpack_from('!H', frame, 12)[0] == ETH_VLAN:
+        off = 18
+    if len(frame) < off:
+        return None, 0
+    etype = struct.unpack_from('!H', frame, off - 2)[0]
+    ip = frame[off:]
+    if etype == ETH_IPV4 and len(ip) >= 20 and ip[0] >> 4 == 4 and ip[9] == 17:
+        return ip[:struct.unpack_from('!H', ip, 2)[0]], (ip[0] & 0x0f) * 4
+    if etype == ETH_IPV6 and len(ip) >= 40 and ip[0] >> 4 == 6 and ip[6] == 17:
+        return ip[:40 + struct.unpack_from('!H', ip, 4)[0]], 40
+    return None, 0
+
+
 def roce_packets(frame):
-    """Return (src, dst, opcode, dest QP, PSN, ICRC ok) of a RoCEv2 frame over IPv4, or None."""
-    if len(frame) < 14 or struct.unpack_from('!H', frame, 12)[0] != ETH_IPV4:
+    """Return (src, dst, opcode, dest QP, PSN, ICRC ok) of a RoCEv2 frame, or None."""
+    ip, ihl = ip_packet(frame)
+    if ip is None:
         return None
-    ip = frame[14:]
-    if len(ip) < 20 or ip[0] >> 4 != 4 or ip[9] != 17:
-        return None
-    ihl = (ip[0] & 0x0f) * 4
-    total = struct.unpack_from('!H', ip, 2)[0]
-    ip = ip[:total]
     if len(ip) < ihl + 8 + 12 + 4 or struct.unpack_from('!H', ip, ihl + 2)[0] != ROCE_PORT:
         return None
     bth = ip[ihl + 8:ihl + 20]
     sent = struct.unpack_from('<I', ip, len(ip) - 4)[0]
-    return (ipaddress.ip_address(ip[12:16]), ipaddress.ip_address(ip[16:20]),
+    addr = (ip[8:24], ip[24:40]) if ihl == 40 else (ip[12:16], ip[16:20])
+    return (ipaddress.ip_address(addr[0]), ipaddress.ip_address(addr[1]),
             bth[0], int.from_bytes(bth[5:8], 'big'), int.from_bytes(bth[9:12], 'big'),
             icrc(ip[:-4]) == sent)
 

@@ -4,7 +4,10 @@
 # libibverbs.so.1 (net_af_packet port) against the same programs on rxe in
 # a QEMU guest booted by the rxe-peer harness (../shared/rxe-peer).
 #
-# Usage: run_rxe.sh BUILD_DIR
+# Usage: run_rxe.sh [--ipv6] BUILD_DIR
+#   --ipv6  the QPs use IPv6 GIDs: droce's port gets fd77::2/64 (GID 2),
+#           the guest's eth0 fd77::11/64 (rxe0's GID 2); the guest finds
+#           droce's MAC with neighbour discovery, droce the guest's too
 #
 # Prints one line per test and ends with "N passed, N failed"; exits
 # non-zero when a test failed. Exits 77 with "SKIP: <reason>" when the peer
@@ -22,7 +25,12 @@ set -uo pipefail
 
 t_start=$(date +%s%N)
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(realpath "${1:?usage: run_rxe.sh BUILD_DIR}")
+ipv6=0
+if [[ ${1:-} == --ipv6 ]]; then
+	ipv6=1
+	shift
+fi
+build=$(realpath "${1:?usage: run_rxe.sh [--ipv6] BUILD_DIR}")
 dropin=$build/lib/verbs/dropin
 peer=$(realpath -m "${DROCE_RXE_PEER:-$here/../../../shared/rxe-peer}")
 cache=${DROCE_RXE_CACHE:-/var/tmp/droce-rxe-peer}
@@ -100,6 +108,10 @@ echo "rxe peer up in $(( boot_ms / 1000 )).$(( boot_ms % 1000 / 100 )) s"
 droce_ip=10.77.0.2
 host_ip=10.77.0.1
 rxe_ip=10.77.0.11
+gid=1
+# The RoCE addresses (the capture check's): IPv4, or IPv6 with --ipv6.
+roce_droce=$droce_ip
+roce_rxe=$rxe_ip
 iters=200
 bw_iters=100
 limit=60  # seconds for any one program (each takes 1-10 s)
@@ -113,6 +125,12 @@ cat > "$work/droce.conf" <<-EOF
 	ipv4 = $droce_ip/24
 	mtu = 1024
 EOF
+if (( ipv6 )); then
+	gid=2
+	roce_droce=fd77::2
+	roce_rxe=fd77::11
+	echo "ipv6 = $roce_droce/64" >> "$work/droce.conf"
+fi
 
 guest() {
 	"$peer/guest-run.sh" "$@"
@@ -184,6 +202,15 @@ counters() {
 must_be_zero="out_of_seq_request rcvd_seq_err rcvd_rnr_err send_rnr_err retry_exceeded_err
 	retry_rnr_exceeded_err send_err link_downed"
 
+# With --ipv6 the guest's address becomes rxe0's GID 2 (the kernel adds
+# it a moment after the address).
+if (( ipv6 )); then
+	guest -t 30 0 "ip -6 addr add $roce_rxe/64 dev eth0 nodad &&
+		for i in \$(seq 50); do grep -q '^fd77' /sys/class/infiniband/rxe0/ports/1/gids/2 && exit 0;
+		sleep 0.1; done; exit 1" > "$work/ipv6.log" 2>&1 ||
+		{ cat "$work/ipv6.log"; echo "run_rxe: rxe0 has no GID 2 for $roce_rxe" >&2; exit 1; }
+fi
+
 counters > "$work/counters.0" || { echo "run_rxe: cannot read rxe0's counters" >&2; exit 1; }
 passed=0
 failed=0
@@ -212,7 +239,7 @@ check() {
 	grep -Eq "$expect" "$work/$name.droce.log" || why+=("no result from droce")
 	grep -Eq "$expect" "$work/$name.rxe.log" || why+=("no result from rxe")
 	counters > "$work/counters.$n" || why+=("rxe counters unreadable")
-	python3 "$here/roce_capture.py" --local "$droce_ip" --peer "$rxe_ip" "$cap" > "$c" ||
+	python3 "$here/roce_capture.py" --local "$roce_droce" --peer "$roce_rxe" "$cap" > "$c" ||
 		why+=("capture unreadable")
 	local tx=0 tx_bad_icrc=0 tx_retx=0 rx=0 rx_bad_icrc=0 rx_retx=0
 	# shellcheck disable=SC1090 # sets tx, tx_bad_icrc, tx_retx, rx, rx_bad_icrc, rx_retx
@@ -298,8 +325,8 @@ for server in droce rxe; do
 	for size in 16 4096; do
 		for ev in "" -e; do
 			run_test "pingpong-$server-server-$size${ev:+-events}" "$server" "^$iters iters in" \
-				ibv_rc_pingpong -d droce0 -g 1 -m 1024 -s "$size" -n "$iters" -c $ev -- \
-				ibv_rc_pingpong -d rxe0 -g 1 -m 1024 -s "$size" -n "$iters" -c $ev
+				ibv_rc_pingpong -d droce0 -g "$gid" -m 1024 -s "$size" -n "$iters" -c $ev -- \
+				ibv_rc_pingpong -d rxe0 -g "$gid" -m 1024 -s "$size" -n "$iters" -c $ev
 		done
 	done
 done
@@ -312,8 +339,8 @@ for test in write read; do
 		client=droce
 		[[ $server == droce ]] && client=rxe
 		run_test "ib_${test}_bw-$client-to-$server" "$server" "^ *4096 +$bw_iters " \
-			"ib_${test}_bw" -d droce0 -x 1 -F -n "$bw_iters" -s 4096 -- \
-			"ib_${test}_bw" -d rxe0 -x 1 -F -n "$bw_iters" -s 4096
+			"ib_${test}_bw" -d droce0 -x "$gid" -F -n "$bw_iters" -s 4096 -- \
+			"ib_${test}_bw" -d rxe0 -x "$gid" -F -n "$bw_iters" -s 4096
 	done
 done
 

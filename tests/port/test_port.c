@@ -642,11 +642,12 @@ START_TEST(test_neigh_expiry)
 	unsigned i;
 
 	resolve_a_to_b(&a);
+	gid_of_ipv4(IP_B, dgid);
 	for (i = 0; i < DROCE_NEIGH_MAX; i++)
-		if (pa->neigh[i].state == DROCE_NEIGH_VALID && pa->neigh[i].ip == IP_B)
+		if (pa->neigh[i].state == DROCE_NEIGH_VALID &&
+		    memcmp(pa->neigh[i].ip, dgid, 16) == 0)
 			e = &pa->neigh[i];
 	ck_assert_ptr_nonnull(e);
-	gid_of_ipv4(IP_B, dgid);
 
 	/* Old but not expired: still used, asked for again (the first
 	 * request is made old too, past the rate limit). */

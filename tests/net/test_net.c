@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of droce as a network citizen: IPv6 neighbour discovery on
+ * the wire and between two ports, the neighbour cache's states, VLAN
+ * tags and priorities, DSCP, static routes and gateways. Two ring
+ * ethdevs back to back, a droce port on each; every test attaches the
+ * pair with the network settings it needs.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ip.h>
+#include <rte_ethdev.h>
+#include <rte_string_fns.h>
+
+#include "droce_port.h"
+#include "droce_port_priv.h"
+
+#define BURST 32
+#define RING_SIZE 256
+/* GID indexes: 0 link-local, 1 IPv4, 2 the first configured IPv6. */
+#define GID_V4 1
+#define GID_V6 2
+
+static uint16_t eth_a, eth_b;
+static struct droce_port *pa, *pb;
+
+/* ---- helpers ---- */
+
+static void
+ip6(const char *s, uint8_t out[16])
+{
+	ck_assert_int_eq(inet_pton(AF_INET6, s, out), 1);
+}
+
+static void
+ip4(const char *s, uint8_t out[16])
+{
+	memset(out, 0, 16);
+	out[10] = out[11] = 0xff;
+	ck_assert_int_eq(inet_pton(AF_INET, s, out + 12), 1);
+}
+
+static struct droce_net_conf
+net_v6(const char *addr)
+{
+	struct droce_net_conf n = { .nb_ipv6 = 1 };
+
+	ip6(addr, n.ipv6[0].addr);
+	n.ipv6[0].len = 64;
+	return n;
+}
+
+static void
+route_add(struct droce_net_conf *n, const char *dst, unsigned len, const char *via)
+{
+	struct droce_route_conf *r = &n->routes[n->nb_routes++];
+	bool v4 = strchr(via, ':') == NULL;
+
+	if (v4) {
+		ip4(dst, r->dst.addr);
+		ip4(via, r->via);
+	} else {
+		ip6(dst, r->dst.addr);
+		ip6(via, r->via);
+	}
+	r->dst.len = (uint8_t)(len + (v4 ? 96 : 0));
+}
+
+/* A is 10.0.0.1/24, B 10.0.0.2/24; the rest from @p na and @p nb. */
+static int
+attach(const struct droce_net_conf *na, const struct droce_net_conf *nb)
+{
+	struct droce_port_conf c = {
+		.port_id = eth_a, .ipv4 = RTE_IPV4(10, 0, 0, 1), .ipv4_prefix = 24,
+		.mtu = 1024, .nb_mbufs = 511, .net = *na,
+	};
+	int ret = droce_port_attach(&c, &pa);
+
+	if (ret != 0)
+		return ret;
+	c.port_id = eth_b;
+	c.ipv4 = RTE_IPV4(10, 0, 0, 2);
+	c.net = *nb;
+	return droce_port_attach(&c, &pb);
+}
+
+/* Receive and free what is there; @return the RoCE frames among it. */
+static unsigned
+pump(struct droce_port *p, struct droce_pkt *last)
+{
+	struct rte_mbuf *pkts[BURST];
+	unsigned n = 0, got, i;
+
+	do {
+		got = droce_port_rx(p, 0, pkts, BURST);
+		for (i = 0; i < got; i++) {
+			ck_assert(droce_port_rx_verify(p, 0, pkts[i], rte_get_tsc_cycles()));
+			if (last != NULL)
+				*last = *droce_pkt_of(pkts[i]);
+			rte_pktmbuf_free(pkts[i]);
+		}
+		n += got;
+	} while (got != 0);
+	return n;
+}
+
+/* Route from A's GID @p sgid to @p dst, letting B answer ARP or ND. */
+static int
+route_via_b(int sgid, const uint8_t dst[16], struct droce_l3_addr *a)
+{
+	int ret = droce_port_route(pa, 0, sgid, dst, a);
+
+	if (ret != -EAGAIN)
+		return ret;
+	pump(pb, NULL);
+	pump(pa, NULL);
+	return droce_port_route(pa, 0, sgid, dst, a);
+}
+
+static const struct droce_neigh *
+neigh_find(const struct droce_port *p, const uint8_t ip[16])
+{
+	unsigned i;
+
+	for (i = 0; i < DROCE_NEIGH_MAX; i++)
+		if (p->neigh[i].state != DROCE_NEIGH_FREE && memcmp(p->neigh[i].ip, ip, 16) == 0)
+			return &p->neigh[i];
+	return NULL;
+}
+
+/* Send one SEND_ONLY from A as @p a says; @return what B parsed. */
+static struct droce_pkt
+roce_a_to_b(const struct droce_l3_addr *a)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(droce_port_mempool(pa));
+	uint32_t l4 = sizeof(struct droce_bth);
+	struct droce_pkt pkt;
+	unsigned off;
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_nonnull(rte_pktmbuf_append(m, (uint16_t)(droce_l3_hdr_len(a) + l4)));
+	off = droce_l3_hdr_write(m, a, l4);
+	droce_bth_set(rte_pktmbuf_mtod_offset(m, struct droce_bth *, off), DROCE_OP_SEND_ONLY,
+		      false, 0, DROCE_PKEY_DEFAULT, 7, false, 1);
+	ck_assert_int_eq(droce_icrc_append(m, RTE_ETHER_HDR_LEN +
+					   (a->vlan_tci ? RTE_VLAN_HLEN : 0)), 0);
+	ck_assert_uint_eq(droce_port_tx(pa, 0, &m, 1), 1);
+	ck_assert_uint_eq(pump(pb, &pkt), 1);
+	return pkt;
+}
+
+static void
+teardown(void)
+{
+	unsigned i;
+
+	/* Frames left on the rings belong to the pools about to go. */
+	for (i = 0; i < 2; i++) {
+		if (pa != NULL)
+			pump(pa, NULL);
+		if (pb != NULL)
+			pump(pb, NULL);
+	}
+	if (pa != NULL)
+		droce_port_detach(pa);
+	if (pb != NULL)
+		droce_port_detach(pb);
+	pa = pb = NULL;
+}
+
+/* ---- neighbour discovery on the wire ---- */
+
+/* Offset of the ICMPv6 checksum from the IPv6 header. */
+#define ND_CKSUM_AT (40 + 2)
+
+/* Build @p msg into a frame, patch byte @p at (from the IPv6 header) with
+ * @p val unless @p at is 0, and parse it back. The checksum is made right
+ * again after the patch, unless the patch is to the checksum. */
+static enum droce_nd_err
+nd_roundtrip(struct rte_mempool *mp, const struct droce_nd_msg *msg, unsigned at,
+	     uint8_t val, struct droce_nd_msg *out)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	uint32_t l3 = RTE_ETHER_HDR_LEN + (msg->vlan_tci ? RTE_VLAN_HLEN : 0);
+	struct rte_ipv6_hdr *ip;
+	enum droce_nd_err err;
+	uint16_t ck = 0;
+
+	ck_assert_int_eq(droce_nd_write(m, msg), 0);
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, l3);
+	if (at != 0)
+		((uint8_t *)ip)[at] = val;
+	if (at != 0 && at != ND_CKSUM_AT) {
+		memcpy((uint8_t *)ip + ND_CKSUM_AT, &ck, sizeof(ck));
+		ck = rte_ipv6_udptcp_cksum(ip, ip + 1);
+		memcpy((uint8_t *)ip + ND_CKSUM_AT, &ck, sizeof(ck));
+	}
+	err = droce_nd_parse(m, l3, msg->vlan_tci, out);
+	rte_pktmbuf_free(m);
+	return err;
+}
+
+START_TEST(test_nd_wire)
+{
+	struct rte_mempool *mp = rte_pktmbuf_pool_create("nd_wire", 63, 0, 0, 2048,
+							 SOCKET_ID_ANY);
+	struct droce_nd_msg ns = {
+		.type = DROCE_ND_NS, .vlan_tci = 0x2064, .has_lladdr = true,
+		.eth_src = {{ 2, 0, 0, 0, 0, 1 }}, .lladdr = {{ 2, 0, 0, 0, 0, 1 }},
+	}, na, out;
+	uint8_t want[16];
+
+	ck_assert_ptr_nonnull(mp);
+	ip6("2001:db8::1", ns.src);
+	ip6("2001:db8::2:3:4", ns.target);
+	droce_nd_solicited_node(ns.target, ns.dst);
+	ip6("ff02::1:ff03:4", want);
+	ck_assert_mem_eq(ns.dst, want, 16);
+	droce_ipv6_mcast_mac(ns.dst, &ns.eth_dst);
+	ck_assert(rte_is_same_ether_addr(&ns.eth_dst,
+					 &(struct rte_ether_addr){{ 0x33, 0x33, 0xff, 3, 0, 4 }}));
+
+	/* A solicitation and an advertisement come back as they went. */
+	ck_assert_int_eq(nd_roundtrip(mp, &ns, 0, 0, &out), DROCE_ND_OK);
+	ck_assert_uint_eq(out.type, DROCE_ND_NS);
+	ck_assert_uint_eq(out.vlan_tci, 0x2064);
+	ck_assert_mem_eq(out.target, ns.target, 16);
+	ck_assert_mem_eq(out.src, ns.src, 16);
+	ck_assert(out.has_lladdr && rte_is_same_ether_addr(&out.lladdr, &ns.lladdr));
+	na = ns;
+	na.type = DROCE_ND_NA;
+	na.flags = DROCE_ND_NA_SOLICITED | DROCE_ND_NA_OVERRIDE;
+	ip6("2001:db8::1", na.dst);
+	ck_assert_int_eq(nd_roundtrip(mp, &na, 0, 0, &out), DROCE_ND_OK);
+	ck_assert_uint_eq(out.flags, DROCE_ND_NA_SOLICITED | DROCE_ND_NA_OVERRIDE);
+	/* Without the option. */
+	na.has_lladdr = false;
+	ck_assert_int_eq(nd_roundtrip(mp, &na, 0, 0, &out), DROCE_ND_OK);
+	ck_assert(!out.has_lladdr);
+
+	/* RFC 4861 7.1: a hop limit other than 255 (routed), a bad checksum,
+	 * a code other than 0, an option of length 0, a multicast target. */
+	ck_assert_int_eq(nd_roundtrip(mp, &ns, 7, 64, &out), DROCE_ND_INVALID);
+	ck_assert_int_eq(nd_roundtrip(mp, &ns, ND_CKSUM_AT, 0x55, &out), DROCE_ND_INVALID);
+	ck_assert_int_eq(nd_roundtrip(mp, &ns, 40 + 1, 1, &out), DROCE_ND_INVALID);
+	ck_assert_int_eq(nd_roundtrip(mp, &ns, 40 + 24 + 1, 0, &out), DROCE_ND_INVALID);
+	ck_assert_int_eq(nd_roundtrip(mp, &ns, 40 + 8, 0xff, &out), DROCE_ND_INVALID);
+	/* A solicited advertisement to a multicast group. */
+	na.flags = DROCE_ND_NA_SOLICITED;
+	ip6("ff02::1", na.dst);
+	ck_assert_int_eq(nd_roundtrip(mp, &na, 0, 0, &out), DROCE_ND_INVALID);
+	na.flags = DROCE_ND_NA_OVERRIDE;
+	ck_assert_int_eq(nd_roundtrip(mp, &na, 0, 0, &out), DROCE_ND_OK);
+	/* Duplicate address detection: from ::, never with the option. */
+	memset(ns.src, 0, 16);
+	ck_assert_int_eq(nd_roundtrip(mp, &ns, 0, 0, &out), DROCE_ND_INVALID);
+	ns.has_lladdr = false;
+	ck_assert_int_eq(nd_roundtrip(mp, &ns, 0, 0, &out), DROCE_ND_OK);
+	/* Other ICMPv6 (an echo request) and other next headers are not ND. */
+	ck_assert_int_eq(nd_roundtrip(mp, &ns, 40, 128, &out), DROCE_ND_NOT_ND);
+	ck_assert_int_eq(nd_roundtrip(mp, &ns, 6, 17, &out), DROCE_ND_NOT_ND);
+	rte_mempool_free(mp);
+}
+END_TEST
+
+/* ---- IPv6 between two ports ---- */
+
+START_TEST(test_nd_resolve)
+{
+	struct droce_net_conf na = net_v6("2001:db8::1"), nb = net_v6("2001:db8::2");
+	struct rte_ether_addr mac_a, mac_b;
+	const struct droce_neigh *e;
+	struct droce_l3_addr a;
+	struct droce_pkt pkt;
+	uint8_t gb[16], ga[16];
+
+	ck_assert_int_eq(attach(&na, &nb), 0);
+	droce_port_mac(pa, &mac_a);
+	droce_port_mac(pb, &mac_b);
+	/* rxe's order: link-local, IPv4, then the configured address. */
+	ck_assert_int_eq(droce_port_gid_count(pb), 3);
+	ck_assert_int_eq(droce_port_gid(pb, GID_V6, gb), 0);
+	ck_assert_mem_eq(gb, nb.ipv6[0].addr, 16);
+	droce_port_gid(pa, GID_V6, ga);
+
+	/* Unknown: an NS goes out and the entry waits for the answer. */
+	ck_assert_int_eq(droce_port_route(pa, 0, GID_V6, gb, &a), -EAGAIN);
+	e = neigh_find(pa, gb);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->state, DROCE_NEIGH_PENDING);
+	ck_assert_uint_eq(pa->q[0].stats.tx_arp, 1);
+	/* B answers, and learns A from the solicitation's option. */
+	pump(pb, NULL);
+	ck_assert_uint_eq(pb->q[0].stats.rx_arp, 1);
+	ck_assert_uint_eq(pb->q[0].stats.tx_arp, 1);
+	ck_assert_ptr_nonnull(neigh_find(pb, ga));
+	pump(pa, NULL);
+	ck_assert_uint_eq(e->state, DROCE_NEIGH_VALID);
+	ck_assert(rte_is_same_ether_addr(&e->mac, &mac_b));
+	ck_assert_int_eq(droce_port_route(pa, 0, GID_V6, gb, &a), 0);
+	ck_assert(a.ipv6);
+	ck_assert(rte_is_same_ether_addr(&a.dst_mac, &mac_b));
+
+	/* RoCEv2 over IPv6, ICRC and all, with a flow label and hop limit. */
+	a.flow_label = 0xabcde;
+	a.ttl = 9;
+	pkt = roce_a_to_b(&a);
+	ck_assert(pkt.ipv6);
+	ck_assert_mem_eq(pkt.dgid, gb, 16);
+	ck_assert_mem_eq(pkt.sgid, ga, 16);
+
+	/* The families do not mix; a global address off the prefix has no route. */
+	ck_assert_int_eq(droce_port_route(pa, 0, GID_V4, gb, &a), -EHOSTUNREACH);
+	ip6("2001:db9::2", gb);
+	ck_assert_int_eq(droce_port_route(pa, 0, GID_V6, gb, &a), -EHOSTUNREACH);
+}
+END_TEST
+
+START_TEST(test_nd_unsolicited)
+{
+	struct droce_net_conf na = net_v6("2001:db8::1"), nb = net_v6("2001:db8::2");
+	const struct droce_neigh *e;
+	struct droce_l3_addr a;
+	uint8_t gb[16];
+
+	ck_assert_int_eq(attach(&na, &nb), 0);
+	droce_port_gid(pb, GID_V6, gb);
+	/* B's first housekeeping advertises its link-local and global GIDs. */
+	pb->neigh_gc_next = 0;
+	droce_port_tick(pb, 0);
+	ck_assert_uint_eq(pb->q[0].stats.tx_arp, 2);
+	pump(pa, NULL);
+	ck_assert_uint_eq(pa->q[0].stats.rx_arp, 2);
+	e = neigh_find(pa, gb);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->state, DROCE_NEIGH_VALID);
+	/* So A routes without asking. */
+	ck_assert_int_eq(droce_port_route(pa, 0, GID_V6, gb, &a), 0);
+	ck_assert_uint_eq(pa->q[0].stats.tx_arp, 0);
+	/* Once only. */
+	pb->neigh_gc_next = 0;
+	droce_port_tick(pb, 0);
+	ck_assert_uint_eq(pb->q[0].stats.tx_arp, 2);
+}
+END_TEST
+
+START_TEST(test_neigh_states)
+{
+	struct droce_net_conf na = net_v6("2001:db8::1"), nb = net_v6("2001:db8::2");
+	uint64_t hz = rte_get_tsc_hz();
+	struct droce_neigh *e;
+	struct droce_l3_addr a;
+	uint8_t gb[16], nobody[16];
+
+	ck_assert_int_eq(attach(&na, &nb), 0);
+	/* No unsolicited advertisements in the counts. */
+	pa->nd_announced = true;
+	droce_port_gid(pb, GID_V6, gb);
+	ip6("2001:db8::99", nobody);
+	ck_assert_int_eq(route_via_b(GID_V6, gb, &a), 0);
+	/* Nobody answers for ::99: pending, asked again on each scan. */
+	ck_assert_int_eq(route_via_b(GID_V6, nobody, &a), -EAGAIN);
+	ck_assert_uint_eq(neigh_find(pa, nobody)->state, DROCE_NEIGH_PENDING);
+	e = (struct droce_neigh *)neigh_find(pa, nobody);
+	e->solicited -= hz;
+	pa->neigh_gc_next = 0;
+	droce_neigh_gc(pa, &pa->q[0], rte_get_tsc_cycles());
+	ck_assert_uint_eq(pa->q[0].stats.tx_arp, 3);
+	/* Unanswered for long: forgotten. Valid and old: refreshed when used... */
+	e->updated -= 11 * hz;
+	e = (struct droce_neigh *)neigh_find(pa, gb);
+	e->updated -= 250 * hz;
+	e->solicited -= hz;
+	pa->neigh_gc_next = 0;
+	droce_neigh_gc(pa, &pa->q[0], rte_get_tsc_cycles());
+	ck_assert_ptr_null(neigh_find(pa, nobody));
+	ck_assert_int_eq(droce_port_route(pa, 0, GID_V6, gb, &a), 0);
+	ck_assert_uint_eq(pa->q[0].stats.tx_arp, 4);
+	pump(pb, NULL);
+	pump(pa, NULL);
+	ck_assert_uint_lt(rte_get_tsc_cycles() - e->updated, hz);
+	/* ...and expired when nothing refreshed it. */
+	e->updated -= 301 * hz;
+	pa->neigh_gc_next = 0;
+	droce_neigh_gc(pa, &pa->q[0], rte_get_tsc_cycles());
+	ck_assert_ptr_null(neigh_find(pa, gb));
+}
+END_TEST
+
+/* ---- VLAN, priority and DSCP ---- */
+
+START_TEST(test_vlan)
+{
+	struct droce_net_conf na = net_v6("2001:db8::1"), nb = net_v6("2001:db8::2");
+	const struct droce_neigh *e;
+	struct droce_l3_addr a;
+	struct droce_pkt pkt;
+	uint8_t gb[16];
+
+	na.vlan = nb.vlan = 100;
+	ck_assert_int_eq(attach(&na, &nb), 0);
+	/* ARP over the VLAN: B learns A with its tag, A learns B. */
+	ip4("10.0.0.2", gb);
+	ck_assert_int_eq(route_via_b(GID_V4, gb, &a), 0);
+	e = neigh_find(pa, gb);
+	ck_assert_uint_eq(e->vlan_tci & RTE_VLAN_ID_MASK, 100);
+	/* Trust PCP (the default): the AH's SL is the priority; the traffic
+	 * class is the AH's. */
+	droce_port_qos(pa, 3, 0x68, &a);
+	ck_assert_uint_eq(a.vlan_tci, 100 | 3 << 13);
+	ck_assert_uint_eq(a.tclass, 0x68);
+	pkt = roce_a_to_b(&a);
+	ck_assert_uint_eq(pkt.vlan_tci, 100 | 3 << 13);
+	/* ND over the VLAN too. */
+	droce_port_gid(pb, GID_V6, gb);
+	ck_assert_int_eq(route_via_b(GID_V6, gb, &a), 0);
+	ck_assert_uint_eq(a.vlan_tci, 100);
+	droce_port_qos(pa, 1, 0, &a);
+	pkt = roce_a_to_b(&a);
+	ck_assert_uint_eq(pkt.vlan_tci, 100 | 1 << 13);
+	teardown();
+
+	/* A on VLAN 100, B on 200: neither hears the other. */
+	nb.vlan = 200;
+	ck_assert_int_eq(attach(&na, &nb), 0);
+	ip4("10.0.0.2", gb);
+	ck_assert_int_eq(route_via_b(GID_V4, gb, &a), -EAGAIN);
+	ck_assert_uint_eq(pb->q[0].stats.rx_arp, 0);
+	ck_assert_uint_eq(pb->q[0].stats.rx_not_ours, 1);
+	droce_port_gid(pb, GID_V6, gb);
+	ck_assert_int_eq(route_via_b(GID_V6, gb, &a), -EAGAIN);
+	ck_assert_uint_eq(pb->q[0].stats.rx_not_ours, 2);
+}
+END_TEST
+
+START_TEST(test_qos)
+{
+	struct droce_net_conf na = { .vlan = 5, .pcp_mode = DROCE_PCP_DSCP };
+	struct droce_net_conf nb = { .pcp_mode = DROCE_PCP_FIXED, .pcp = 6, .dscp_fixed = true,
+				     .dscp = 46 };
+	struct droce_l3_addr a = { 0 };
+
+	ck_assert_int_eq(attach(&na, &nb), 0);
+	/* DSCP from the traffic class (26: AF31), its ECN bits kept (the
+	 * frame builder sets congestion control's), priority DSCP / 8. */
+	droce_port_qos(pa, 7, 26 << 2 | 1, &a);
+	ck_assert_uint_eq(a.tclass, 26 << 2 | 1);
+	ck_assert_uint_eq(a.vlan_tci, 5 | 3 << 13);
+	/* A fixed DSCP; no VLAN: no tag, whatever the PCP. */
+	a.vlan_tci = 0;
+	droce_port_qos(pb, 7, 2, &a);
+	ck_assert_uint_eq(a.tclass, 46 << 2 | 2);
+	ck_assert_uint_eq(a.vlan_tci, 0);
+}
+END_TEST
+
+/* ---- routes ---- */
+
+START_TEST(test_routes)
+{
+	struct droce_net_conf na = net_v6("2001:db8::1"), nb = net_v6("2001:db8::2");
+	struct rte_ether_addr mac_b;
+	struct droce_l3_addr a;
+	uint8_t dst[16];
+
+	/* B is A's router for 10.9/16 and IPv6's default; 10.0.0.254, the
+	 * IPv4 default, never answers. */
+	route_add(&na, "10.9.0.0", 16, "10.0.0.2");
+	route_add(&na, "0.0.0.0", 0, "10.0.0.254");
+	route_add(&na, "::", 0, "2001:db8::2");
+	ck_assert_int_eq(attach(&na, &nb), 0);
+	droce_port_mac(pb, &mac_b);
+	ip4("10.9.1.1", dst);
+	ck_assert_int_eq(route_via_b(GID_V4, dst, &a), 0);
+	ck_assert(rte_is_same_ether_addr(&a.dst_mac, &mac_b));
+	/* The GID stays the destination; the hop limit is the AH's business. */
+	ck_assert_mem_eq(a.dgid, dst, 16);
+	ip4("10.0.0.2", dst);
+	ck_assert_ptr_nonnull(neigh_find(pa, dst));
+	ip4("10.9.1.1", dst);
+	ck_assert_ptr_null(neigh_find(pa, dst));
+	/* Longest prefix: anything else takes the default, which is unresolved. */
+	ip4("10.8.1.1", dst);
+	ck_assert_int_eq(route_via_b(GID_V4, dst, &a), -EAGAIN);
+	ip4("10.0.0.254", dst);
+	ck_assert_ptr_nonnull(neigh_find(pa, dst));
+	/* IPv6 off the prefix goes through B too. */
+	ip6("2001:db9::5", dst);
+	ck_assert_int_eq(route_via_b(GID_V6, dst, &a), 0);
+	ck_assert(rte_is_same_ether_addr(&a.dst_mac, &mac_b));
+	ck_assert_mem_eq(a.dgid, dst, 16);
+	teardown();
+
+	/* A next hop off the link is refused at attach. */
+	na = net_v6("2001:db8::1");
+	route_add(&na, "10.9.0.0", 16, "10.1.0.2");
+	ck_assert_int_eq(attach(&na, &nb), -EINVAL);
+	na.nb_routes = 0;
+	route_add(&na, "2001:db9::", 32, "2001:db7::1");
+	ck_assert_int_eq(attach(&na, &nb), -EINVAL);
+}
+END_TEST
+
+/* ---- main ---- */
+
+static void
+setup_eal(void)
+{
+	const char *env = getenv("DROCE_TEST_EAL");
+	char *args = strdup(env != NULL ? env : "-l 0 --no-huge -m 256 --no-shconf --no-pci");
+	char *argv[32] = { "test_net" };
+	struct rte_ring *r[2];
+	int n, id[2], i;
+
+	n = rte_strsplit(args, (int)strlen(args), argv + 1, RTE_DIM(argv) - 1, ' ');
+	if (args == NULL || rte_eal_init(n + 1, argv) < 0)
+		exit(EXIT_FAILURE);
+	droce_icrc_init();
+	/* Two ring ethdevs, each one's TX ring the other's RX ring. */
+	r[0] = rte_ring_create("net_ab", RING_SIZE, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	r[1] = rte_ring_create("net_ba", RING_SIZE, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	for (i = 0; i < 2; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "net_ring%d", i);
+		id[i] = r[0] && r[1] ? rte_eth_from_rings(name, &r[1 - i], 1, &r[i], 1, 0) : -1;
+		if (id[i] < 0)
+			exit(EXIT_FAILURE);
+	}
+	eth_a = (uint16_t)id[0];
+	eth_b = (uint16_t)id[1];
+}
+
+int
+main(void)
+{
+	Suite *s = suite_create("net");
+	TCase *tc = tcase_create("net");
+	SRunner *sr;
+	int failed;
+
+	setup_eal();
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_nd_wire);
+	tcase_add_test(tc, test_nd_resolve);
+	tcase_add_test(tc, test_nd_unsolicited);
+	tcase_add_test(tc, test_neigh_states);
+	tcase_add_test(tc, test_vlan);
+	tcase_add_test(tc, test_qos);
+	tcase_add_test(tc, test_routes);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	rte_eal_cleanup();
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
