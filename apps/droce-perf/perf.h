@@ -152,12 +152,21 @@ double perf_window_finish(struct perf_window *w, const struct perf_clock *c, uin
  * frame they moved are left out (and counted): the process lost its CPU in
  * them.
  */
+/* droce's engine cycles per stage (DROCE_STAGE_CYCLES set in the
+ * environment; docs/benchmarks.md). */
+#define PERF_STAGES_MAX 16
+struct perf_stages {
+	unsigned n;                  /* 0: not measured */
+	uint64_t cycles[PERF_STAGES_MAX];
+};
+
 struct perf_side_cycles {
 	uint64_t busy;
 	uint64_t rx_burst;
 	uint64_t tx_burst;
 	uint64_t sent;
 	uint64_t skipped;            /* steps left out: the process lost its CPU in them */
+	struct perf_stages stages;
 };
 
 /* Both sides' cycles for one message size; per message and per byte they
@@ -172,6 +181,7 @@ struct perf_cost {
 	struct perf_engine_cycles {
 		uint64_t busy, rx_burst, tx_burst, msgs;
 	} engine[PERF_MAX_ENGINES];
+	const char *const *stage_names; /* the stages' names, when a side measured them */
 };
 enum { PERF_CLIENT, PERF_SERVER };
 

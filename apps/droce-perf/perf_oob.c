@@ -249,6 +249,31 @@ perf_oob_sync(struct perf_oob *b, perf_idle_fn idle, void *arg)
 	return oob_expect(b, "SYNC", idle, arg);
 }
 
+/* The stage cycles, as a line "STAGES n c0 c1 ..." each way. */
+static int
+oob_swap_stages(struct perf_oob *b, const struct perf_stages *mine, struct perf_stages *peer,
+		perf_idle_fn idle, void *arg)
+{
+	char line[1024];
+	int off = 0, k;
+	unsigned i;
+
+	off = snprintf(line, sizeof(line), "STAGES %u", mine->n);
+	for (i = 0; i < mine->n; i++)
+		off += snprintf(line + off, sizeof(line) - (size_t)off, " %" PRIu64, mine->cycles[i]);
+	if (perf_oob_send(b, "%s", line) != 0 || perf_oob_recv(b, line, sizeof(line), idle, arg) != 0)
+		return -1;
+	if (sscanf(line, "STAGES %u%n", &peer->n, &off) != 1 || peer->n > PERF_STAGES_MAX)
+		goto bad;
+	for (i = 0; i < peer->n; i++, off += k)
+		if (sscanf(line + off, " %" SCNu64 "%n", &peer->cycles[i], &k) != 1)
+			goto bad;
+	return 0;
+bad:
+	fprintf(stderr, PERF_NAME ": bad stages line from the peer: '%s'\n", line);
+	return -1;
+}
+
 int
 perf_oob_swap_cycles(struct perf_oob *b, const struct perf_opts *o,
 		     const struct perf_side_cycles *mine, struct perf_cost *cost,
@@ -267,6 +292,8 @@ perf_oob_swap_cycles(struct perf_oob *b, const struct perf_opts *o,
 		fprintf(stderr, PERF_NAME ": bad cycles line from the peer: '%s'\n", line);
 		return -1;
 	}
+	if (oob_swap_stages(b, &mine->stages, &peer->stages, idle, arg) != 0)
+		return -1;
 	cost->known = true;
 	return 0;
 }

@@ -140,6 +140,30 @@ struct cycles_mark {
 	struct droce_dev_stats engine[PERF_MAX_ENGINES];
 };
 
+static const char *const stage_names[] = {
+#define STAGE_NAME(name) #name,
+	DROCE_STAGES(STAGE_NAME)
+#undef STAGE_NAME
+};
+
+/* This side's cycles per stage between @p s0 and @p s1, when its engine
+ * measured them (DROCE_STAGE_CYCLES). */
+static void
+stages_delta(const struct droce_dev_stats *s0, const struct droce_dev_stats *s1,
+	     struct perf_stages *st)
+{
+	const uint64_t *a = (const uint64_t *)&s0->engine.stage;
+	const uint64_t *b = (const uint64_t *)&s1->engine.stage;
+	unsigned i;
+
+	RTE_BUILD_BUG_ON(RTE_DIM(stage_names) > PERF_STAGES_MAX);
+	if (getenv("DROCE_STAGE_CYCLES") == NULL)
+		return;
+	for (i = 0; i < RTE_DIM(stage_names); i++)
+		st->cycles[i] = b[i] - a[i];
+	st->n = RTE_DIM(stage_names);
+}
+
 static int
 cycles_mark(struct rdma *r, struct cycles_mark *m)
 {
@@ -173,6 +197,8 @@ cycles_swap(struct rdma *r, const struct cycles_mark *m0, uint64_t sent,
 	mine.rx_burst = b->rx_burst_cycles - a->rx_burst_cycles;
 	mine.tx_burst = b->tx_burst_cycles - a->tx_burst_cycles;
 	mine.skipped = b->long_iterations - a->long_iterations;
+	stages_delta(&m0->dev, &m1.dev, &mine.stages);
+	cost->stage_names = stage_names;
 	cost->nb_engines = r->o->engines;
 	for (e = 0; e < r->o->engines; e++) {
 		a = &m0->engine[e].engine;

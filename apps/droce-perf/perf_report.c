@@ -361,6 +361,34 @@ print_cost(const struct perf_opts *o, const struct perf_cost *c, uint64_t size)
 			printf("  [%" PRIu64 " preempted left out]", c->side[i].skipped);
 		printf("\n");
 	}
+	for (i = 0; i < RTE_DIM(side_names); i++) {
+		const struct perf_stages *st = &c->side[i].stages;
+		unsigned k;
+
+		if (st->n == 0 || c->stage_names == NULL)
+			continue;
+		cost_view(c, i, size, &v);
+		printf("   stages %s, own cycles/msg:", side_names[i]);
+		for (k = 0; k < st->n; k++)
+			printf(" %s %.1f", c->stage_names[k],
+			       (double)st->cycles[k] / (double)RTE_MAX(v.msgs, (uint64_t)1));
+		printf("\n");
+	}
+}
+
+/* A side's own cycles per message by stage, inside its object. */
+static void
+json_stages(const struct perf_cost *c, const struct perf_stages *st, const struct cost_view *v)
+{
+	unsigned k;
+
+	if (st->n == 0 || c->stage_names == NULL)
+		return;
+	printf(", \"stages_per_msg\": {");
+	for (k = 0; k < st->n; k++)
+		printf("%s\"%s\": %.3f", k > 0 ? ", " : "", c->stage_names[k],
+		       (double)st->cycles[k] / (double)RTE_MAX(v->msgs, (uint64_t)1));
+	printf("}");
 }
 
 static void
@@ -382,9 +410,11 @@ json_cost(const struct perf_opts *o, const struct perf_cost *c, uint64_t size)
 		       ", \"tx_burst\": %" PRIu64 ", \"sent\": %" PRIu64 ", \"skipped\": %" PRIu64
 		       ", \"per_msg\": %.3f"
 		       ", \"own_per_msg\": %.3f, \"port_per_msg\": %.3f, \"per_byte\": %.6f"
-		       ", \"own_per_byte\": %.6f, \"port_per_byte\": %.6f}", side_names[i], s->busy,
+		       ", \"own_per_byte\": %.6f, \"port_per_byte\": %.6f", side_names[i], s->busy,
 		       s->rx_burst, s->tx_burst, s->sent, s->skipped, v.per_msg, v.own_per_msg, v.port_per_msg,
 		       v.per_byte, v.own_per_byte, v.port_per_byte);
+		json_stages(c, &s->stages, &v);
+		printf("}");
 	}
 	if (c->nb_engines > 0)
 		printf(", \"engines\": {\"side\": \"%s\", \"per_engine\": [",

@@ -225,6 +225,7 @@ engine_rx_qp(struct droce_engine *e, struct droce_qp *qp, struct rte_mbuf *m)
 		qp->stats.dropped++;
 		return;
 	}
+	droce_stage_lap(&e->tx.stage, DROCE_STAGE_validity);
 	if (unlikely(pkt->op->flags & DROCE_OPF_CNP)) {
 		droce_cc_rx_cnp(&e->tx, qp);
 		return;
@@ -238,10 +239,13 @@ engine_rx_qp(struct droce_engine *e, struct droce_qp *qp, struct rte_mbuf *m)
 		qp->resp.comm_est = true;
 		droce_qp_event(qp, IBV_EVENT_COMM_EST);
 	}
-	if (pkt->op->flags & DROCE_OPF_REQ)
+	if (pkt->op->flags & DROCE_OPF_REQ) {
 		droce_resp_rx(&e->tx, qp, m, pkt);
-	else
+		droce_stage_lap(&e->tx.stage, DROCE_STAGE_responder);
+	} else {
 		droce_comp_rx(&e->tx, qp, m, pkt);
+		droce_stage_lap(&e->tx.stage, DROCE_STAGE_completion);
+	}
 	/* A QP its application is destroying right now is not served again:
 	 * only the ACK it owes for this packet goes out. */
 	if (__atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
@@ -364,6 +368,7 @@ engine_count_busy(struct droce_engine *e, uint64_t start, uint64_t rx0, uint64_t
 	e->stats.busy_cycles += busy;
 	e->stats.rx_burst_cycles += e->burst->rx - rx0;
 	e->stats.tx_burst_cycles += e->burst->tx - tx0;
+	droce_stage_commit(&e->tx.stage, &e->stats.stage, e->burst->rx - rx0, e->burst->tx - tx0);
 }
 
 static int
@@ -378,20 +383,30 @@ engine_iteration(struct droce_engine *e)
 	start = rte_get_tsc_cycles();
 	e->tx.now = start;
 	__atomic_store_n(&e->beat_tsc, start, __ATOMIC_RELAXED);
+	droce_stage_start(&e->tx.stage, start);
 	/* Frames left over from a full link go first, in order. */
 	moved = engine_flush_tx(e);
+	droce_stage_lap(&e->tx.stage, DROCE_STAGE_tx);
 	n = droce_port_rx(e->port, e->queue, pkts, RX_BURST);
 	engine_count_rx(e, pkts, n);
+	droce_stage_lap(&e->tx.stage, DROCE_STAGE_rx);
 	for (i = 0; i < n; i++) {
-		if (droce_port_rx_verify(e->port, e->queue, pkts[i], e->tx.now))
+		if (droce_port_rx_verify(e->port, e->queue, pkts[i], e->tx.now)) {
+			droce_stage_lap(&e->tx.stage, DROCE_STAGE_icrc);
 			engine_rx_one(e, pkts[i]);
+		}
 		rte_pktmbuf_free(pkts[i]);
+		droce_stage_lap(&e->tx.stage, DROCE_STAGE_rx);
 	}
 	moved += n;
 	engine_take_kicks(e);
+	droce_stage_lap(&e->tx.stage, DROCE_STAGE_engine);
 	served = engine_run_active(e);
+	droce_stage_lap(&e->tx.stage, DROCE_STAGE_requester);
 	moved += engine_flush_tx(e);
+	droce_stage_lap(&e->tx.stage, DROCE_STAGE_tx);
 	droce_port_tick(e->port, e->queue);
+	droce_stage_lap(&e->tx.stage, DROCE_STAGE_engine);
 	/* Busy means frames moved: a QP waiting for its ACK is served in
 	 * every iteration, and that is polling. */
 	if (moved > 0)
@@ -541,6 +556,7 @@ droce_engine_create(struct droce_port *port, uint16_t queue, struct droce_num_ta
 	e->long_base = rte_get_tsc_hz() / 1000000 * LONG_BASE_US;
 	e->long_frame = rte_get_tsc_hz() / 1000000 * LONG_FRAME_US;
 	e->tx.srqt = srqt;
+	e->tx.stage.on = getenv("DROCE_STAGE_CYCLES") != NULL;
 	snprintf(rname, sizeof(rname), "%s_kick", name);
 	e->kicks = rte_ring_create(rname, rte_align32pow2(qpt->max + 1), SOCKET_ID_ANY,
 				   RING_F_SC_DEQ);

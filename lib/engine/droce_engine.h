@@ -64,6 +64,8 @@ struct droce_engine_stats {
 	uint64_t rx_payload_bytes;   /**< payload bytes received */
 	uint64_t tx_msgs;            /**< frames built that end a message (tx_stall_drops may drop some) */
 	uint64_t tx_payload_bytes;   /**< payload bytes built */
+	/** Busy cycles per stage, with DROCE_STAGE_CYCLES set (droce_stage.h). */
+	struct droce_stage_cycles stage;
 };
 
 struct droce_engine {
@@ -133,13 +135,16 @@ void droce_engine_kick(struct droce_engine *e, struct droce_qp *qp);
  * and a read of a line the engine rarely writes. The fence pairs with
  * the one the engine makes before it lets a QP go (engine_qp_stays()):
  * either the engine sees the new WQEs, or the poster sees the QP idle.
+ * @return true when it kicked (the QP was idle).
  */
-static inline void
+static inline bool
 droce_engine_doorbell(struct droce_engine *e, struct droce_qp *qp)
 {
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&qp->idle, __ATOMIC_RELAXED))
-		droce_engine_kick(e, qp);
+	if (!__atomic_load_n(&qp->idle, __ATOMIC_RELAXED))
+		return false;
+	droce_engine_kick(e, qp);
+	return true;
 }
 
 /**

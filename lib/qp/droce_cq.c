@@ -83,19 +83,73 @@ droce_cq_resize(struct droce_cq *cq, uint32_t cqe)
 	return 0;
 }
 
+/* A completion was lost: the CQ is in error (IB 11.6.2), told once. */
+static void
+cq_overflow(struct droce_cq *cq, bool first)
+{
+	if (first && droce_event_hook != NULL)
+		droce_event_hook(cq->ibv.context, IBV_EVENT_CQ_ERR, &cq->ibv);
+}
+
+/* Arming is one-shot: whoever clears it owns the notification. */
+static void
+cq_notify(struct droce_cq *cq, bool wake)
+{
+	uint32_t armed = __atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE);
+
+	if (armed != 0 && (armed == 1 || wake) &&
+	    __atomic_compare_exchange_n(&cq->armed, &armed, 0, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED) &&
+	    droce_cq_notify_hook != NULL)
+		droce_cq_notify_hook(cq);
+}
+
+int
+droce_cq_push_burst(struct droce_cq *cq, const struct ibv_wc *wc, unsigned n)
+{
+	uint32_t prod, room;
+	unsigned i, put;
+	bool wake = false, first = false;
+
+	if (n == 0)
+		return 0;
+	rte_spinlock_lock(&cq->plock);
+	prod = cq->prod;
+	room = droce_cq_space(cq);
+	put = RTE_MIN(n, room);
+	for (i = 0; i < put; i++) {
+		cq->ring[(prod + i) & cq->mask] = wc[i];
+		wake |= wc[i].status != IBV_WC_SUCCESS;
+	}
+	if (cq->ts != NULL) {
+		uint64_t now = rte_get_tsc_cycles();
+
+		for (i = 0; i < put; i++)
+			cq->ts[(prod + i) & cq->mask] = now;
+	}
+	/* One tail update for the burst: pollers see all of it or none. */
+	__atomic_store_n(&cq->prod, prod + put, __ATOMIC_RELEASE);
+	if (put < n) {
+		first = cq->overflows == 0;
+		cq->overflows += n - put;
+	}
+	rte_spinlock_unlock(&cq->plock);
+	if (put < n)
+		cq_overflow(cq, first);
+	if (put > 0)
+		cq_notify(cq, wake);
+	return (int)put;
+}
+
 int
 droce_cq_push(struct droce_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
-	uint32_t armed;
-
 	rte_spinlock_lock(&cq->plock);
 	if (droce_cq_space(cq) == 0) {
 		bool first = cq->overflows++ == 0;
 
 		rte_spinlock_unlock(&cq->plock);
-		/* A completion is lost: the CQ is in error (IB 11.6.2), told once. */
-		if (first && droce_event_hook != NULL)
-			droce_event_hook(cq->ibv.context, IBV_EVENT_CQ_ERR, &cq->ibv);
+		cq_overflow(cq, first);
 		return -ENOSPC;
 	}
 	cq->ring[cq->prod & cq->mask] = *wc;
@@ -103,14 +157,7 @@ droce_cq_push(struct droce_cq *cq, const struct ibv_wc *wc, bool solicited)
 		cq->ts[cq->prod & cq->mask] = rte_get_tsc_cycles();
 	__atomic_store_n(&cq->prod, cq->prod + 1, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&cq->plock);
-
-	/* Arming is one-shot: whoever clears it owns the notification. */
-	armed = __atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE);
-	if (armed != 0 && (armed == 1 || solicited || wc->status != IBV_WC_SUCCESS) &&
-	    __atomic_compare_exchange_n(&cq->armed, &armed, 0, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_RELAXED) &&
-	    droce_cq_notify_hook != NULL)
-		droce_cq_notify_hook(cq);
+	cq_notify(cq, solicited || wc->status != IBV_WC_SUCCESS);
 	return 0;
 }
 
@@ -118,7 +165,7 @@ int
 droce_cq_pop(struct droce_cq *cq, int n, struct ibv_wc *wc)
 {
 	int got = 0;
-	uint32_t prod;
+	uint32_t prod, cons;
 
 	/* Empty is the common answer of a polling loop: no lock for it. */
 	if (__atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE) ==
@@ -126,12 +173,14 @@ droce_cq_pop(struct droce_cq *cq, int n, struct ibv_wc *wc)
 		return 0;
 	rte_spinlock_lock(&cq->clock);
 	prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
-	while (got < n && cq->cons != prod) {
+	cons = cq->cons;
+	while (got < n && cons != prod) {
 		if (cq->ts != NULL)
-			cq->cur_ts = cq->ts[cq->cons & cq->mask];
-		wc[got++] = cq->ring[cq->cons & cq->mask];
-		__atomic_store_n(&cq->cons, cq->cons + 1, __ATOMIC_RELEASE);
+			cq->cur_ts = cq->ts[cons & cq->mask];
+		wc[got++] = cq->ring[cons++ & cq->mask];
 	}
+	/* One head update: the slots are the engine's again only after the copies. */
+	__atomic_store_n(&cq->cons, cons, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&cq->clock);
 	return got;
 }

@@ -27,6 +27,7 @@
 #include "droce_wire.h"
 #include "droce_cq.h"
 #include "droce_dcqcn.h"
+#include "droce_hdr_tmpl.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +43,8 @@ struct droce_av {
 	struct ibv_ah_attr attr;     /**< as the application gave it */
 	struct droce_l3_addr l3;     /**< headers to send with, once routed */
 	bool routed;                 /**< l3 holds a resolved destination MAC */
+	/** An RC/UC/XRC QP's frames' headers, kept by its engine (droce_tx_start()). */
+	struct droce_hdr_tmpl tmpl;
 };
 
 /** A UD address handle. */
@@ -113,7 +116,9 @@ struct droce_wq {
 	/* The posters' fields, a cache line away from the engine's (padding
 	 * rather than alignment: QPs come from calloc()). */
 	uint8_t pad0[RTE_CACHE_LINE_SIZE];
-	rte_spinlock_t lock;         /**< serialises posters */
+	rte_spinlock_t lock;         /**< serialises posters, unless single_producer */
+	/** One thread posts at a time (DROCE_SINGLE_THREADED): no lock taken. */
+	bool single_producer;
 	uint32_t prod;               /**< next free slot, written by posters */
 	uint32_t cons_seen;          /**< posters' last look at @ref cons */
 	uint8_t pad1[RTE_CACHE_LINE_SIZE];
@@ -121,6 +126,21 @@ struct droce_wq {
 	uint32_t cons;               /**< oldest WQE not yet completed */
 	uint8_t pad2[RTE_CACHE_LINE_SIZE];
 };
+
+/** Poster side: serialise with other posters, unless there is only one. */
+static inline void
+droce_wq_lock(struct droce_wq *q)
+{
+	if (!q->single_producer)
+		rte_spinlock_lock(&q->lock);
+}
+
+static inline void
+droce_wq_unlock(struct droce_wq *q)
+{
+	if (!q->single_producer)
+		rte_spinlock_unlock(&q->lock);
+}
 
 /**
  * Poster side, under the posters' lock: is there room for a WQE at index
@@ -239,6 +259,8 @@ struct droce_qp {
 		uint32_t retries;    /**< left before RETRY_EXC */
 		uint32_t rnr_retries;
 		uint64_t timeout_tsc;   /**< ACK deadline; 0: none armed */
+		uint64_t timeout_cycles; /**< the ACK timeout in TSC cycles, for... */
+		uint8_t timeout_for;    /**< ...this attr.timeout (0: not computed) */
 		uint64_t rnr_tsc;       /**< RNR wait ends; 0: not waiting */
 		bool need_retry;     /**< go back to the oldest unacked WQE */
 		bool sqd_notified;   /**< SQ_DRAINED raised for this visit to SQD */
@@ -250,30 +272,6 @@ struct droce_qp {
 		uint32_t psn;        /**< oldest PSN not yet acknowledged */
 		bool in_read;        /**< READ response FIRST/MIDDLE taken, LAST due */
 	} comp;
-
-	/* responder (engine) */
-	struct {
-		uint32_t epsn;       /**< next expected PSN */
-		uint32_t msn;
-		bool nak_sent;       /**< a sequence NAK is outstanding */
-		bool ack_pending;    /**< an ACK for epsn - 1 is owed */
-		uint8_t pending_syndrome; /**< NAK/RNR to send instead of an ACK */
-		uint32_t pending_psn;
-		bool has_wqe;        /**< rwqe holds the receive being filled */
-		bool comm_est;       /**< COMM_EST raised (first packet in RTR) */
-		bool last_wqe;       /**< LAST_WQE_REACHED raised (SRQ QP in error) */
-		/* the message being received */
-		bool in_send;
-		uint32_t send_offset;
-		bool in_write;
-		uint64_t write_va;
-		uint32_t write_rkey;
-		uint32_t write_resid;
-		/* READ and atomic resources, a ring in PSN order */
-		struct droce_read_res res[DROCE_MAX_RD_ATOMIC];
-		uint32_t res_tail;           /**< next slot to fill (free-running) */
-		uint32_t res_count;          /**< valid slots before res_tail */
-	} resp;
 
 	/* congestion control (engine, droce_cc.c) */
 	struct {
@@ -305,6 +303,33 @@ struct droce_qp {
 	 *  received, passes over its queues), by engine index: only its
 	 *  owner's entry grows, which tests of ownership check. */
 	uint64_t engine_work[DROCE_QP_ENGINES_MAX];
+
+	/* Last: the responder's READ and atomic ring is some 11 KiB, and
+	 * everything above it that the engine touches per packet stays on a
+	 * few cache lines. */
+	/* responder (engine) */
+	struct {
+		uint32_t epsn;       /**< next expected PSN */
+		uint32_t msn;
+		bool nak_sent;       /**< a sequence NAK is outstanding */
+		bool ack_pending;    /**< an ACK for epsn - 1 is owed */
+		uint8_t pending_syndrome; /**< NAK/RNR to send instead of an ACK */
+		uint32_t pending_psn;
+		bool has_wqe;        /**< rwqe holds the receive being filled */
+		bool comm_est;       /**< COMM_EST raised (first packet in RTR) */
+		bool last_wqe;       /**< LAST_WQE_REACHED raised (SRQ QP in error) */
+		/* the message being received */
+		bool in_send;
+		uint32_t send_offset;
+		bool in_write;
+		uint64_t write_va;
+		uint32_t write_rkey;
+		uint32_t write_resid;
+		/* READ and atomic resources, a ring in PSN order */
+		struct droce_read_res res[DROCE_MAX_RD_ATOMIC];
+		uint32_t res_tail;           /**< next slot to fill (free-running) */
+		uint32_t res_count;          /**< valid slots before res_tail */
+	} resp;
 };
 
 /** What an application holds: ibv_create_qp's result, or ibv_open_qp's. */
@@ -376,6 +401,16 @@ droce_qp_service(const struct droce_qp *qp)
 	default:
 		return DROCE_SVC_RC;
 	}
+}
+
+/**
+ * Whole path-MTU packets in @p n bytes: a shift, as the MTU is a power of
+ * two (no division per packet).
+ */
+static inline uint32_t
+droce_qp_mtu_pkts(const struct droce_qp *qp, uint32_t n)
+{
+	return n >> rte_bsf32(qp->mtu);
 }
 
 /** IB MTU enum to bytes. */

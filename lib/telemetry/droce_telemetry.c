@@ -36,6 +36,8 @@ struct stat_name {
 #define ENGINE_RX_STAT(f) { #f, offsetof(struct droce_engine_stats, rx.f) },
 #define ENGINE_ZC_STAT(f) { #f, offsetof(struct droce_engine_stats, zc.f) },
 #define ENGINE_CC_STAT(f) { #f, offsetof(struct droce_engine_stats, cc.f) },
+#define ENGINE_STAGE_STAT(f) \
+	{ "stage_" #f "_cycles", offsetof(struct droce_engine_stats, stage.stage_##f##_cycles) },
 static const struct stat_name engine_stats[] = {
 	ENGINE_STAT(iterations) ENGINE_STAT(tx_stall_drops) ENGINE_STAT(tx_no_mbuf)
 	DROCE_RX_STATS(ENGINE_RX_STAT) DROCE_ZC_STATS(ENGINE_ZC_STAT)
@@ -43,6 +45,7 @@ static const struct stat_name engine_stats[] = {
 	ENGINE_STAT(busy_cycles) ENGINE_STAT(rx_burst_cycles) ENGINE_STAT(tx_burst_cycles)
 	ENGINE_STAT(long_iterations) ENGINE_STAT(rx_msgs) ENGINE_STAT(rx_payload_bytes)
 	ENGINE_STAT(tx_msgs) ENGINE_STAT(tx_payload_bytes)
+	DROCE_STAGES(ENGINE_STAGE_STAT)
 };
 static_assert(sizeof(struct droce_engine_stats) == RTE_DIM(engine_stats) * sizeof(uint64_t),
 	      "every engine counter has a name");

@@ -54,12 +54,12 @@ droce_send_wc(const struct droce_qp *qp, const struct droce_send_wqe *w,
 	return true;
 }
 
-void
-droce_sq_retire(struct droce_qp *qp, enum ibv_wc_status status)
+/* Retire the oldest WQE; @return true when @p wc holds its completion. */
+static bool
+sq_retire_wc(struct droce_qp *qp, enum ibv_wc_status status, struct ibv_wc *wc)
 {
 	struct droce_send_wqe *w = droce_wq_at(&qp->sq, qp->sq.cons);
-	struct ibv_wc wc;
-	bool report = droce_send_wc(qp, w, status, &wc);
+	bool report = droce_send_wc(qp, w, status, wc);
 
 	if (droce_wr_is_rd_atomic(w->opcode) && w->state != DROCE_WQE_POSTED &&
 	    qp->req.rd_out > 0)
@@ -67,22 +67,40 @@ droce_sq_retire(struct droce_qp *qp, enum ibv_wc_status status)
 	/* Free the slot before the completion shows: an application that
 	 * posts as soon as it sees the CQE must find room. */
 	__atomic_store_n(&qp->sq.cons, qp->sq.cons + 1, __ATOMIC_RELEASE);
-	if (report)
+	return report;
+}
+
+void
+droce_sq_retire(struct droce_qp *qp, enum ibv_wc_status status)
+{
+	struct ibv_wc wc;
+
+	if (sq_retire_wc(qp, status, &wc))
 		droce_cq_push(qp->scq, &wc, false);
 }
+
+/* Completions gathered per ACK and written to the CQ in one burst. */
+#define COMP_BURST 32
 
 /*
  * Complete, in order, every sent WQE that @p psn acknowledges. A READ or
  * atomic acknowledged this way lost its response: go back and ask again.
+ * The completions go to the CQ in bursts, one tail update each.
  */
 static void
 comp_ack_upto(struct droce_qp *qp, uint32_t psn)
 {
+	struct ibv_wc wc[COMP_BURST];
+	uint32_t room = droce_cq_space(qp->scq);
+	unsigned n = 0;
+
 	while (qp->sq.cons != qp->req.next) {
 		struct droce_send_wqe *w = droce_wq_at(&qp->sq, qp->sq.cons);
 
 		/* Everything before the WQE that failed locally is done: now it. */
 		if (w->error != 0) {
+			droce_cq_push_burst(qp->scq, wc, n);
+			n = 0;
 			droce_qp_fatal(qp, w->error);
 			break;
 		}
@@ -94,10 +112,17 @@ comp_ack_upto(struct droce_qp *qp, uint32_t psn)
 		}
 		/* Retried from droce_req_run() once the CQ drains, and once no
 		 * frame in a TX queue points into the WQE's buffers. */
-		if (droce_cq_space(qp->scq) == 0 || !droce_wqe_released(w))
+		if (room == 0 || !droce_wqe_released(w))
 			break;
-		droce_sq_retire(qp, IBV_WC_SUCCESS);
+		if (!sq_retire_wc(qp, IBV_WC_SUCCESS, &wc[n]))
+			continue;
+		room--;
+		if (++n == COMP_BURST) {
+			droce_cq_push_burst(qp->scq, wc, n);
+			n = 0;
+		}
 	}
+	droce_cq_push_burst(qp->scq, wc, n);
 }
 
 /* Progress was made: the retry budget is whole again, the timer restarts. */

@@ -37,8 +37,13 @@ droce_req_timer_rearm(struct droce_qp *qp, uint64_t now)
 		qp->req.timeout_tsc = 0;
 		return;
 	}
-	/* 4.096 us * 2^timeout */
-	qp->req.timeout_tsc = now + (uint64_t)((rte_get_tsc_hz() * 4096.0 / 1e9) * (double)(1ull << RTE_MIN(t, 31)));
+	/* 4.096 us * 2^timeout, worked out once per value, not per ACK */
+	if (unlikely(qp->req.timeout_for != t)) {
+		qp->req.timeout_cycles = (uint64_t)((rte_get_tsc_hz() * 4096.0 / 1e9) *
+						    (double)(1ull << RTE_MIN(t, 31)));
+		qp->req.timeout_for = t;
+	}
+	qp->req.timeout_tsc = now + qp->req.timeout_cycles;
 }
 
 void
@@ -82,7 +87,7 @@ req_go_back(struct droce_qp *qp)
 	if (i == prod || (w = droce_wq_at(&qp->sq, i))->state == DROCE_WQE_POSTED)
 		return;
 	if (w->opcode == IBV_WR_RDMA_READ)
-		resume = droce_psn_add(w->first_psn, w->sent / qp->mtu);
+		resume = droce_psn_add(w->first_psn, droce_qp_mtu_pkts(qp, w->sent));
 	else if (droce_wr_is_atomic(w->opcode) || droce_psn_diff(qp->comp.psn, w->first_psn) < 0)
 		resume = w->first_psn;
 	else
@@ -159,7 +164,7 @@ req_npkts(const struct droce_qp *qp, const struct droce_send_wqe *w)
 {
 	if (droce_wr_is_atomic(w->opcode))
 		return 1;
-	return w->length == 0 ? 1 : (w->length + qp->mtu - 1) / qp->mtu;
+	return w->length == 0 ? 1 : droce_qp_mtu_pkts(qp, w->length + qp->mtu - 1);
 }
 
 /*
@@ -235,7 +240,7 @@ req_rd_atomic(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 	uint32_t done = atomic ? 0 : w->sent;
 
 	m = droce_tx_start(tx, qp, &qp->av, opcode, 0, qp->attr.dest_qp_num,
-			   droce_psn_add(w->first_psn, done / qp->mtu), true, false);
+			   droce_psn_add(w->first_psn, droce_qp_mtu_pkts(qp, done)), true, false);
 	if (m == NULL)
 		return false;
 	req_xrceth(qp, w, m);
@@ -271,7 +276,7 @@ req_data(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 	bool first = w->sent == 0;
 	bool last = w->sent + seg == w->length;
 	uint8_t opcode = droce_qp_service(qp) | req_data_opcode(w, first, last);
-	uint32_t pidx = w->sent / qp->mtu;
+	uint32_t pidx = droce_qp_mtu_pkts(qp, w->sent);
 	bool ackreq = last || (pidx % REQ_ACKREQ_EVERY) == REQ_ACKREQ_EVERY - 1;
 	bool se = last && (w->send_flags & IBV_SEND_SOLICITED);
 	struct rte_mbuf *m;

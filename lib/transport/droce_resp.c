@@ -185,6 +185,7 @@ resp_send(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 {
 	uint32_t flags = pkt->op->flags;
 	struct droce_recv_wqe *r;
+	int rc;
 
 	if (!resp_len_ok(tx, qp, pkt))
 		return false;
@@ -195,8 +196,11 @@ resp_send(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	qp->resp.in_send = true;
 	if (flags & DROCE_OPF_FIRST)
 		qp->resp.send_offset = 0;
-	if (droce_payload_to_sge(tx, qp->pd_handle, r->sge, r->num_sge, qp->resp.send_offset,
-				 m, pkt) != 0) {
+	droce_stage_lap(&tx->stage, DROCE_STAGE_responder);
+	rc = droce_payload_to_sge(tx, qp->pd_handle, r->sge, r->num_sge, qp->resp.send_offset,
+				  m, pkt);
+	droce_stage_lap(&tx->stage, DROCE_STAGE_copy);
+	if (rc != 0) {
 		/* Too long for the buffers, or a bad lkey: the message fails here. */
 		tx->rxs->rx_recv_too_small++;
 		resp_recv_complete(qp, r, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, pkt, m);
@@ -265,8 +269,11 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn, "WRITE outside the region");
 		return false;
 	}
-	if (pkt->payload_len > 0)
+	if (pkt->payload_len > 0) {
+		droce_stage_lap(&tx->stage, DROCE_STAGE_responder);
 		droce_payload_to_mem(dst, m, pkt);
+		droce_stage_lap(&tx->stage, DROCE_STAGE_copy);
+	}
 	qp->resp.in_write = !(flags & DROCE_OPF_LAST);
 	qp->resp.write_va += pkt->payload_len;
 	qp->resp.write_resid -= pkt->payload_len;
@@ -325,7 +332,7 @@ resp_read(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	uint64_t va = rte_be_to_cpu_64(reth->va);
 	uint32_t rkey = rte_be_to_cpu_32(reth->rkey);
 	uint32_t len = rte_be_to_cpu_32(reth->len);
-	uint32_t npkts = len == 0 ? 1 : (len + qp->mtu - 1) / qp->mtu;
+	uint32_t npkts = len == 0 ? 1 : droce_qp_mtu_pkts(qp, len + qp->mtu - 1);
 	struct droce_read_res *res;
 
 	/* No message is longer than 2^31 bytes (IBA 9.4.4). */

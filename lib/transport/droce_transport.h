@@ -24,6 +24,7 @@
 #include "droce_mr.h"
 #include "droce_num_table.h"
 #include "droce_dcqcn.h"
+#include "droce_stage.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -130,6 +131,10 @@ struct droce_tx {
 	struct droce_cc cc;          /**< congestion control */
 	struct droce_cc_stats *ccs;  /**< the engine's congestion counters */
 	struct droce_zc_stats *zcs;  /**< the engine's zero-copy counters */
+	struct droce_stage_clock stage; /**< cycles per stage, when asked for */
+	/** The headers of the frame being built (droce_tx_start() to droce_tx_finish()). */
+	const struct droce_hdr_tmpl *tmpl;
+	struct droce_hdr_tmpl ud_tmpl; /**< for UD address handles (droce_tx_start()) */
 };
 
 /** Free places in the staging area. */
@@ -146,7 +151,7 @@ droce_tx_room(const struct droce_tx *tx)
  * @return the mbuf, or NULL when no mbuf or no staging room is left.
  */
 struct rte_mbuf *droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp,
-				const struct droce_av *av, uint8_t opcode, uint32_t paylen,
+				struct droce_av *av, uint8_t opcode, uint32_t paylen,
 				uint32_t dqpn, uint32_t psn, bool ackreq, bool se);
 
 /**

@@ -5,16 +5,16 @@
 #include "droce_port.h"
 
 struct rte_mbuf *
-droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, const struct droce_av *av,
+droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *av,
 	       uint8_t opcode, uint32_t paylen, uint32_t dqpn, uint32_t psn, bool ackreq,
 	       bool se)
 {
 	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
-	struct droce_l3_addr l3 = av->l3;
 	unsigned pad = (4 - (paylen & 3)) & 3;
 	uint32_t l4len = op->hdr_len + paylen + pad;
+	struct droce_hdr_tmpl *t;
 	struct rte_mbuf *m;
-	unsigned bth_off, hlen;
+	unsigned bth_off;
 	uint8_t *p;
 
 	if (droce_tx_room(tx) == 0)
@@ -24,24 +24,29 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, const struct droc
 		(*tx->no_mbuf)++;
 		return NULL;
 	}
-	l3.udp_sport = droce_udp_sport(av->l3.flow_label, qp->qpn, dqpn);
 	/* The AV's class keeps its DSCP; the ECN bits are the port's (a CNP
-	 * goes Not-ECT, as NICs send it). */
-	l3.tclass = (uint8_t)((l3.tclass & ~0x3u) | (opcode == DROCE_OPCODE_CNP ? 0 : tx->cc.ecn));
-	hlen = droce_l3_hdr_len(&l3);
-	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(hlen + l4len));
+	 * goes Not-ECT, as NICs send it). A UD address handle may serve QPs of
+	 * several engines at once: its frames use the engine's own template,
+	 * rebuilt when the AH changes. */
+	t = droce_hdr_tmpl_get(av == &qp->av ? &av->tmpl : &tx->ud_tmpl, &av->l3,
+			       droce_udp_sport(av->l3.flow_label, qp->qpn, dqpn),
+			       (uint8_t)((av->l3.tclass & ~0x3u) |
+					 (opcode == DROCE_OPCODE_CNP ? 0 : tx->cc.ecn)));
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(t->len + l4len));
 	if (p == NULL) {
 		rte_pktmbuf_free(m);
 		(*tx->no_mbuf)++;
 		return NULL;
 	}
-	bth_off = droce_l3_hdr_write(m, &l3, l4len);
+	/* Masked for the ICRC until droce_tx_finish(). */
+	bth_off = droce_hdr_tmpl_start(t, p, l4len);
+	tx->tmpl = t;
 	droce_bth_set((struct droce_bth *)(p + bth_off), opcode, se, pad, DROCE_PKEY_DEFAULT,
 		      dqpn, ackreq, psn);
 	if (pad)
 		memset(p + bth_off + op->hdr_len + paylen, 0, pad);
 	/* Remember where things are for droce_tx_hdr() and the ICRC. */
-	m->l2_len = l3.vlan_tci ? RTE_ETHER_HDR_LEN + 4 : RTE_ETHER_HDR_LEN;
+	m->l2_len = t->l2_len;
 	m->l3_len = bth_off - m->l2_len - sizeof(struct rte_udp_hdr);
 	m->l4_len = sizeof(struct rte_udp_hdr);
 	return m;
@@ -58,7 +63,7 @@ droce_tx_hdr(struct rte_mbuf *m, enum droce_hdr h)
 void
 droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 {
-	droce_icrc_append(m, m->l2_len);
+	droce_hdr_tmpl_finish(tx->tmpl, m);
 	tx->pkts[tx->n++] = m;
 }
 

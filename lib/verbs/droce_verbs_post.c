@@ -105,12 +105,23 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 	return 0;
 }
 
+void
+droce_post_ring(struct droce_qp *qp)
+{
+	/* An active QP's new WQEs go out in the engine's next iteration, with
+	 * whatever else is due: running one here per post would pay its fixed
+	 * cost per WQE. Only a QP the doorbell woke gets one at once. */
+	if (droce_engine_doorbell(qp->engine, qp))
+		droce_engine_nudge(qp->engine);
+}
+
 int
 droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct droce_qp *qp = droce_qp_of(ibqp);
 	enum ibv_qp_state st = droce_qp_state(qp);
 	struct droce_wq *sq = &qp->sq;
+	uint32_t prod;
 	int rc = 0;
 
 	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR ||
@@ -118,22 +129,22 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 		*bad = wr;
 		return EINVAL;
 	}
-	rte_spinlock_lock(&sq->lock);
-	for (; wr != NULL; wr = wr->next) {
-		if (!droce_wq_room_at(sq, sq->prod)) {
+	droce_wq_lock(sq);
+	for (prod = sq->prod; wr != NULL; wr = wr->next, prod++) {
+		if (!droce_wq_room_at(sq, prod)) {
 			rc = ENOMEM;
 			break;
 		}
-		rc = droce_send_wqe_fill(qp, droce_wq_at(sq, sq->prod), wr);
+		rc = droce_send_wqe_fill(qp, droce_wq_at(sq, prod), wr);
 		if (rc != 0)
 			break;
-		__atomic_store_n(&sq->prod, sq->prod + 1, __ATOMIC_RELEASE);
 	}
-	rte_spinlock_unlock(&sq->lock);
+	/* The list, or its part before the bad WR, is published in one step. */
+	__atomic_store_n(&sq->prod, prod, __ATOMIC_RELEASE);
+	droce_wq_unlock(sq);
 	if (rc != 0)
 		*bad = wr;
-	droce_engine_doorbell(qp->engine, qp);
-	droce_engine_nudge(qp->engine);
+	droce_post_ring(qp);
 	return rc;
 }
 

@@ -120,6 +120,11 @@ uint64_t droce_clock_khz(void);
 uint64_t droce_clock_wall_ns(uint64_t tsc);
 int droce_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
 
+/* After WQEs were published on @p qp's send ring: ring the engine's
+ * doorbell, and run an iteration here if that woke the QP and nobody else
+ * runs the engine. */
+void droce_post_ring(struct droce_qp *qp);
+
 /* droce_verbs_qpx.c: the ibv_qp_ex builder of a handle created with
  * send_ops_flags. @return 0, or EOPNOTSUPP for operations droce lacks. */
 int droce_qpx_init(struct droce_qp_handle *h, uint64_t send_ops_flags);

@@ -235,7 +235,7 @@ x_start(struct ibv_qp_ex *q)
 {
 	struct droce_qp_handle *h = handle_of(q);
 
-	rte_spinlock_lock(&h->qp->sq.lock);
+	droce_wq_lock(&h->qp->sq);
 	h->x->open = false;
 	h->x->err = 0;
 	h->x->start = h->x->next = h->qp->sq.prod;
@@ -255,11 +255,9 @@ x_complete(struct ibv_qp_ex *q)
 		err = EINVAL;
 	if (err == 0)
 		__atomic_store_n(&qp->sq.prod, h->x->next, __ATOMIC_RELEASE);
-	rte_spinlock_unlock(&qp->sq.lock);
-	if (err == 0) {
-		droce_engine_doorbell(qp->engine, qp);
-		droce_engine_nudge(qp->engine);
-	}
+	droce_wq_unlock(&qp->sq);
+	if (err == 0)
+		droce_post_ring(qp);
 	return err;
 }
 
@@ -269,7 +267,7 @@ x_abort(struct ibv_qp_ex *q)
 	struct droce_qp_handle *h = handle_of(q);
 
 	h->x->open = false;
-	rte_spinlock_unlock(&h->qp->sq.lock);
+	droce_wq_unlock(&h->qp->sq);
 }
 
 /*

@@ -6,6 +6,19 @@
 
 #include "droce_verbs_priv.h"
 
+/*
+ * DROCE_SINGLE_THREADED set (and not 0): the application promises that
+ * each queue has one poster at a time, as rdma-core's mlx5 provider lets
+ * MLX5_SINGLE_THREADED promise it, and posts take no lock.
+ */
+static bool
+single_threaded(void)
+{
+	const char *v = getenv("DROCE_SINGLE_THREADED");
+
+	return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+}
+
 int
 droce_wq_init(struct droce_wq *q, uint32_t max_wr, uint32_t stride)
 {
@@ -20,33 +33,36 @@ droce_wq_init(struct droce_wq *q, uint32_t max_wr, uint32_t stride)
 	q->max_wr = max_wr;
 	q->prod = q->cons = q->cons_seen = 0;
 	rte_spinlock_init(&q->lock);
+	q->single_producer = single_threaded();
 	return 0;
 }
 
 int
 droce_wq_post_recv(struct droce_wq *q, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
+	uint32_t prod;
 	int rc = 0;
 
-	rte_spinlock_lock(&q->lock);
-	for (; wr != NULL; wr = wr->next) {
+	droce_wq_lock(q);
+	for (prod = q->prod; wr != NULL; wr = wr->next, prod++) {
 		struct droce_recv_wqe *r;
 
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > q->max_sge) {
 			rc = EINVAL;
 			break;
 		}
-		if (!droce_wq_room_at(q, q->prod)) {
+		if (!droce_wq_room_at(q, prod)) {
 			rc = ENOMEM;
 			break;
 		}
-		r = droce_wq_at(q, q->prod);
+		r = droce_wq_at(q, prod);
 		r->wr_id = wr->wr_id;
 		r->num_sge = (uint32_t)wr->num_sge;
 		memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
-		__atomic_store_n(&q->prod, q->prod + 1, __ATOMIC_RELEASE);
 	}
-	rte_spinlock_unlock(&q->lock);
+	/* The list, or its part before the bad WR, is published in one step. */
+	__atomic_store_n(&q->prod, prod, __ATOMIC_RELEASE);
+	droce_wq_unlock(q);
 	if (rc != 0)
 		*bad = wr;
 	return rc;

@@ -83,13 +83,11 @@ icrc_span(const struct rte_mbuf *m, uint16_t l3_off, struct icrc_span *s)
 	return s->end <= rte_pktmbuf_pkt_len(m);
 }
 
-static void
-icrc_mask(uint8_t *p, const struct icrc_span *s)
+void
+droce_icrc_mask_l3(uint8_t *ip, bool ipv6, unsigned ip_hdr_len)
 {
-	uint8_t *ip = p + s->start + ICRC_LRH_LEN;
-
-	memset(p + s->start, 0xff, ICRC_LRH_LEN);
-	if (s->ipv6) {
+	memset(ip - ICRC_LRH_LEN, 0xff, ICRC_LRH_LEN);
+	if (ipv6) {
 		struct rte_ipv6_hdr *h = (struct rte_ipv6_hdr *)ip;
 
 		/* Traffic class and flow label, keeping the version. */
@@ -102,7 +100,15 @@ icrc_mask(uint8_t *p, const struct icrc_span *s)
 		h->time_to_live = 0xff;
 		h->hdr_checksum = 0xffff;
 	}
-	((struct rte_udp_hdr *)(p + s->l4_off))->dgram_cksum = 0xffff;
+	((struct rte_udp_hdr *)(ip + ip_hdr_len))->dgram_cksum = 0xffff;
+}
+
+static void
+icrc_mask(uint8_t *p, const struct icrc_span *s)
+{
+	uint8_t *ip = p + s->start + ICRC_LRH_LEN;
+
+	droce_icrc_mask_l3(ip, s->ipv6, s->l4_off - (s->start + ICRC_LRH_LEN));
 	((struct droce_bth *)(p + s->l4_off + sizeof(struct rte_udp_hdr)))->resv8a = 0xff;
 }
 

@@ -234,7 +234,12 @@ unsigned
 droce_l3_hdr_write(struct rte_mbuf *m, const struct droce_l3_addr *a,
 		   uint32_t l4_payload_len)
 {
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	return droce_l3_hdr_write_buf(rte_pktmbuf_mtod(m, uint8_t *), a, l4_payload_len);
+}
+
+unsigned
+droce_l3_hdr_write_buf(uint8_t *p, const struct droce_l3_addr *a, uint32_t l4_payload_len)
+{
 	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
 	uint16_t ether_type = a->ipv6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4;
 	uint32_t udp_len = (uint32_t)sizeof(struct rte_udp_hdr) + l4_payload_len +

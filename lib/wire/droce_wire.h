@@ -451,6 +451,18 @@ unsigned droce_l3_hdr_write(struct rte_mbuf *m, const struct droce_l3_addr *a,
 			    uint32_t l4_payload_len);
 
 /**
+ * Mask, as the ICRC sees them, the headers before the BTH of a frame whose
+ * IP header (of @p ip_hdr_len bytes, IPv6 if @p ipv6) is at @p ip: the 8
+ * bytes before it (the LRH) and the fields routers change become ones,
+ * and the UDP checksum after it.
+ */
+void droce_icrc_mask_l3(uint8_t *ip, bool ipv6, unsigned ip_hdr_len);
+
+/** droce_l3_hdr_write() into the buffer @p p (droce_l3_hdr_len() bytes). */
+unsigned droce_l3_hdr_write_buf(uint8_t *p, const struct droce_l3_addr *a,
+				uint32_t l4_payload_len);
+
+/**
  * Compute the ICRC of a complete frame (Ethernet header to the end of pad;
  * the 4 ICRC bytes are not read) whose IP header starts at @p l3_off.
  * The packet ends where the IP header's length says (that length counts

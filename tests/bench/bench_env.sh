@@ -11,6 +11,31 @@
 # shellcheck source=tests/common/pair_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common/pair_env.sh"
 
+# bench_opts USAGE ARGS...: the benchmarks' options into secs (-d),
+# iters (-n), repeats (-r) and idle_s (-i; idle_tries follows it), each
+# keeping the value the caller set before as its default (else 2, 2000,
+# 3 and 20); the operands are left in bench_args.
+bench_opts() {
+	local usage=$1 opt OPTIND=1
+	shift
+	secs=${secs:-2}
+	iters=${iters:-2000}
+	repeats=${repeats:-3}
+	idle_s=${idle_s:-20}
+	while getopts d:n:r:i: opt; do
+		case $opt in
+		d) secs=$OPTARG ;;
+		n) iters=$OPTARG ;;
+		r) repeats=$OPTARG ;;
+		i) idle_s=$OPTARG ;;
+		*) echo "$usage" >&2; exit 2 ;;
+		esac
+	done
+	shift $((OPTIND - 1))
+	bench_args=("$@")
+	idle_tries=$(( idle_s * 10 / 3 ))
+}
+
 bench_setup() {
 	bench_name=$1
 	exe=$2/apps/droce-perf/droce-perf

@@ -18,27 +18,16 @@
 # CI: 27 pairs per repeat, about 2 minutes each repeat on an idle machine.
 set -euo pipefail
 
+# shellcheck source=tests/bench/bench_env.sh
+source "$(dirname "$0")/bench_env.sh"
 usage="usage: compare.sh [-d SECONDS] [-r REPEATS] [-i IDLE_S] BUILD_DIR OUT_DIR [DOC]"
-secs=2
-repeats=3
-idle_s=20
-while getopts d:r:i: opt; do
-	case $opt in
-	d) secs=$OPTARG ;;
-	r) repeats=$OPTARG ;;
-	i) idle_s=$OPTARG ;;
-	*) echo "$usage" >&2; exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
+bench_opts "$usage" "$@"
+set -- "${bench_args[@]}"
 build=${1:?$usage}
 out=${2:?$usage}
 doc=${3:-}
 [[ -z $doc || -f $doc ]] || { echo "compare: $doc: no such file" >&2; exit 1; }
 
-# shellcheck source=tests/bench/bench_env.sh
-source "$(dirname "$0")/bench_env.sh"
-idle_tries=$(( idle_s * 10 / 3 ))
 bench_setup compare "$build"
 mkdir -p "$out"
 

@@ -11,6 +11,7 @@
 #   -n  iterations per latency point (default 2000)
 #   -r  runs of each test (default 2); the best of them is kept per size
 #       (highest bandwidth and message rate, lowest typical latency)
+#   -i  seconds each run waits at most for idle CPUs (default 20)
 # Writes OUT_DIR/sweep.json (every run's --json output), OUT_DIR/sweep.csv
 # (one line per MTU and size, the best of the runs) and OUT_DIR/sweep.png
 # (gnuplot). Not part of CI: it takes about 12 minutes.
@@ -19,24 +20,15 @@
 # each test runs -r times. Progress goes to stderr.
 set -euo pipefail
 
-usage="usage: sweep.sh [-d SECONDS] [-n ITERS] [-r REPEATS] BUILD_DIR OUT_DIR"
-secs=0.6
-iters=2000
-repeats=2
-while getopts d:n:r: opt; do
-	case $opt in
-	d) secs=$OPTARG ;;
-	n) iters=$OPTARG ;;
-	r) repeats=$OPTARG ;;
-	*) echo "$usage" >&2; exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
-build=${1:?$usage}
-out=${2:?$usage}
-
 # shellcheck source=tests/bench/bench_env.sh
 source "$(dirname "$0")/bench_env.sh"
+usage="usage: sweep.sh [-d SECONDS] [-n ITERS] [-r REPEATS] [-i IDLE_S] BUILD_DIR OUT_DIR"
+secs=0.6
+repeats=2
+bench_opts "$usage" "$@"
+set -- "${bench_args[@]}"
+build=${1:?$usage}
+out=${2:?$usage}
 bench_setup sweep "$build"
 mkdir -p "$out"
 

@@ -866,6 +866,75 @@ START_TEST(qp_ex_work_request_builder)
 }
 END_TEST
 
+/*
+ * A post list with one poster (DROCE_SINGLE_THREADED: no lock): what
+ * comes before the bad WR is posted, all of it at once, and completes in
+ * order; the bad WR and what follows are not. Receives alike. More
+ * completions than one CQ burst, so the bursts join in order.
+ */
+START_TEST(post_lists_single_poster)
+{
+	enum { N = 100, BAD = 70, LEN = 64 };
+	static struct ibv_send_wr wrs[N];
+	static struct ibv_recv_wr rwrs[N];
+	static struct ibv_sge sges[N], rsges[N];
+	struct ibv_send_wr *bad;
+	struct ibv_recv_wr *rbad;
+	struct ibv_qp *q1, *q2;
+	unsigned got[2] = { 0, 0 };
+
+	setenv("DROCE_SINGLE_THREADED", "1", 1);
+	pair(&q1, &q2);
+	unsetenv("DROCE_SINGLE_THREADED");
+	droce_test_fill(abuf, N * LEN, 9);
+	memset(bbuf, 0, 2 * N * LEN);
+	for (unsigned i = 0; i < N; i++) {
+		sges[i] = (struct ibv_sge){ (uintptr_t)abuf + i * LEN, LEN, amr->lkey };
+		wrs[i] = (struct ibv_send_wr){
+			.wr_id = i, .sg_list = &sges[i], .num_sge = 1, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED, .next = i + 1 < N ? &wrs[i + 1] : NULL,
+		};
+		rsges[i] = (struct ibv_sge){ (uintptr_t)bbuf + i * LEN, LEN, bmr->lkey };
+		rwrs[i] = (struct ibv_recv_wr){
+			.wr_id = 1000 + i, .sg_list = &rsges[i], .num_sge = 1,
+			.next = i + 1 < N ? &rwrs[i + 1] : NULL,
+		};
+	}
+	wrs[BAD].num_sge = 5; /* more than max_send_sge */
+	rwrs[BAD].num_sge = 5;
+	ck_assert_int_eq(ibv_post_recv(q2, rwrs, &rbad), EINVAL);
+	ck_assert_ptr_eq(rbad, &rwrs[BAD]);
+	ck_assert_int_eq(ibv_post_send(q1, wrs, &bad), EINVAL);
+	ck_assert_ptr_eq(bad, &wrs[BAD]);
+	for (unsigned k = 0; k < 2 * BAD; k++) {
+		struct ibv_wc wc = wait_wc();
+		unsigned recv = wc.opcode == IBV_WC_RECV;
+
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		ck_assert_uint_eq(wc.wr_id, recv ? 1000 + got[1] : got[0]);
+		got[recv]++;
+	}
+	ck_assert_uint_eq(got[0], BAD);
+	ck_assert_uint_eq(got[1], BAD);
+	ck_assert_int_eq(memcmp(bbuf, abuf, BAD * LEN), 0);
+	/* Nothing of the rest was posted: the rings go on where they stopped. */
+	wrs[BAD].num_sge = 1;
+	rwrs[BAD].num_sge = 1;
+	wrs[BAD].next = NULL;
+	rwrs[BAD].next = NULL;
+	ck_assert_int_eq(ibv_post_recv(q2, &rwrs[BAD], &rbad), 0);
+	ck_assert_int_eq(ibv_post_send(q1, &wrs[BAD], &bad), 0);
+	for (unsigned k = 0; k < 2; k++) {
+		struct ibv_wc wc = wait_wc();
+
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		ck_assert_uint_eq(wc.wr_id, wc.opcode == IBV_WC_RECV ? 1000u + BAD : (unsigned)BAD);
+	}
+	ck_assert_int_eq(memcmp(bbuf + BAD * LEN, abuf + BAD * LEN, LEN), 0);
+	destroy_pair(q1, q2);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -895,6 +964,7 @@ main(void)
 	tcase_add_test(tc, srq_shared_by_two_qps_and_limit_event);
 	tcase_add_test(tc, xrc_shared_target_qp);
 	tcase_add_test(tc, qp_ex_work_request_builder);
+	tcase_add_test(tc, post_lists_single_poster);
 	suite_add_tcase(s, tc);
 	failed = droce_test_run(s);
 	droce_test_loop_close(&loop);

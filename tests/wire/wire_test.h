@@ -48,5 +48,6 @@ Suite *suite_vectors(void);
 Suite *suite_malformed(void);
 Suite *suite_icrc(void);
 Suite *suite_mbuf(void);
+Suite *suite_hdr_tmpl(void);
 
 #endif

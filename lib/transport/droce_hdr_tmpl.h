@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Header templates: the Ethernet, IP and UDP headers of one address
+ * vector's frames, built once, twice over: as they are sent, and as the
+ * ICRC sees them (the bytes IBTA A17.3.3 masks set to ones). A frame is
+ * started from the masked copy with its lengths patched in; once its BTH,
+ * extension headers and payload are written, its ICRC is one CRC call
+ * over the frame as it lies, and the sent headers are copied over the
+ * masked ones, the IPv4 checksum updated for the length. No header is
+ * parsed back, and nothing is saved and restored around the CRC.
+ */
+#ifndef DROCE_HDR_TMPL_H
+#define DROCE_HDR_TMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "droce_wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The longest headers: Ethernet, VLAN, IPv6, UDP. */
+#define DROCE_HDR_TMPL_MAX 66
+
+/** One address vector's headers (see the file comment). */
+struct droce_hdr_tmpl {
+	struct droce_l3_addr l3;     /**< the addresses it was built from */
+	uint16_t udp_sport;          /**< and the UDP source port */
+	uint8_t tclass;              /**< and the traffic class (with its ECN bits) */
+	bool valid;
+	uint8_t len;                 /**< bytes from the Ethernet header to the BTH */
+	uint8_t l2_len;              /**< Ethernet (and VLAN) header */
+	uint16_t ip_sum;             /**< IPv4: ones' complement sum of the sent header, no payload */
+	uint8_t sent[DROCE_HDR_TMPL_MAX];   /**< as sent, for a frame with no L4 payload */
+	uint8_t masked[DROCE_HDR_TMPL_MAX]; /**< the same as the ICRC sees it */
+};
+
+/**
+ * The template for @p l3 (an address vector's, compared byte for byte)
+ * with UDP source port @p udp_sport and traffic class @p tclass in place
+ * of its own, rebuilt in @p t if it was made for others. @return @p t.
+ */
+struct droce_hdr_tmpl *droce_hdr_tmpl_get(struct droce_hdr_tmpl *t,
+					  const struct droce_l3_addr *l3, uint16_t udp_sport,
+					  uint8_t tclass);
+
+/**
+ * Write @p t's masked headers at @p p for a frame whose BTH, extension
+ * headers, payload and pad take @p l4_len bytes. @return the BTH's offset.
+ */
+unsigned droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32_t l4_len);
+
+/**
+ * The frame @p m, started with droce_hdr_tmpl_start() and complete up to
+ * its pad, gets its ICRC appended and the sent headers in place of the
+ * masked ones. @return 0, or -ENOMEM when the ICRC does not fit.
+ */
+int droce_hdr_tmpl_finish(const struct droce_hdr_tmpl *t, struct rte_mbuf *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DROCE_HDR_TMPL_H */

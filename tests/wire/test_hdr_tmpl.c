@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Header templates (lib/transport/droce_hdr_tmpl.c) against the general
+ * path: a frame started from a template and finished with its ICRC must
+ * be the same bytes as droce_l3_hdr_write() and droce_icrc_append() make,
+ * for IPv4, IPv6 and VLAN, every pad, in one segment or chained.
+ */
+#include <string.h>
+
+#include "droce_hdr_tmpl.h"
+#include "wire_test.h"
+
+/* A SEND_ONLY's BTH and @p payload bytes in @p l4 (pad included). */
+static uint32_t
+send_only(uint8_t *l4, uint32_t payload)
+{
+	unsigned pad = (4 - (payload & 3)) & 3;
+
+	droce_bth_set((struct droce_bth *)l4, DROCE_OP_SEND_ONLY, false, pad,
+		      DROCE_PKEY_DEFAULT, 0x123456, true, 0x654321);
+	for (uint32_t i = 0; i < payload + pad; i++)
+		l4[sizeof(struct droce_bth) + i] = i < payload ? (uint8_t)(i * 13 + 1) : 0;
+	return (uint32_t)sizeof(struct droce_bth) + payload + pad;
+}
+
+/* Build @p l4 from template @p t, in one segment or with the L4 bytes
+ * from @p cut on in a second one, and compare with test_build(). */
+static void
+check_same(const struct droce_hdr_tmpl *t, const struct droce_l3_addr *a,
+	   const uint8_t *l4, uint32_t l4_len, uint32_t cut)
+{
+	static uint8_t want_buf[TEST_MBUF_DATA], got_buf[TEST_MBUF_DATA];
+	struct rte_mbuf *want = test_build(a, l4, l4_len);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_pool);
+	uint32_t first = cut < l4_len ? cut : l4_len;
+	const void *w, *g;
+	uint8_t *p;
+
+	ck_assert_ptr_nonnull(m);
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(t->len + first));
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(droce_hdr_tmpl_start(t, p, l4_len), t->len);
+	memcpy(p + t->len, l4, first);
+	if (first < l4_len) {
+		struct rte_mbuf *seg = rte_pktmbuf_alloc(test_pool);
+
+		ck_assert_ptr_nonnull(seg);
+		p = (uint8_t *)rte_pktmbuf_append(seg, (uint16_t)(l4_len - first));
+		ck_assert_ptr_nonnull(p);
+		memcpy(p, l4 + first, l4_len - first);
+		ck_assert_int_eq(rte_pktmbuf_chain(m, seg), 0);
+	}
+	ck_assert_int_eq(droce_hdr_tmpl_finish(t, m), 0);
+	ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), rte_pktmbuf_pkt_len(want));
+	w = rte_pktmbuf_read(want, 0, rte_pktmbuf_pkt_len(want), want_buf);
+	g = rte_pktmbuf_read(m, 0, rte_pktmbuf_pkt_len(m), got_buf);
+	ck_assert_mem_eq(g, w, rte_pktmbuf_pkt_len(want));
+	ck_assert(droce_icrc_check(m, t->l2_len));
+	rte_pktmbuf_free(want);
+	rte_pktmbuf_free(m);
+}
+
+START_TEST(test_tmpl_same_bytes)
+{
+	static const uint32_t payloads[] = { 0, 1, 2, 3, 8, 61, 64, 1000, 1499 };
+	static uint8_t l4[2048];
+	struct droce_hdr_tmpl t;
+	struct droce_l3_addr a;
+	unsigned v, i;
+
+	for (v = 0; v < 3; v++) {
+		test_addr(&a, v == 1, v == 2 ? 0x0123 : 0);
+		memset(&t, 0, sizeof(t));
+		ck_assert_ptr_eq(droce_hdr_tmpl_get(&t, &a, a.udp_sport, a.tclass), &t);
+		ck_assert_uint_eq(t.len, droce_l3_hdr_len(&a));
+		for (i = 0; i < RTE_DIM(payloads); i++) {
+			uint32_t l4_len = send_only(l4, payloads[i]);
+
+			check_same(&t, &a, l4, l4_len, l4_len);
+			check_same(&t, &a, l4, l4_len, sizeof(struct droce_bth));
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_tmpl_rebuilt)
+{
+	static uint8_t l4[64];
+	struct droce_hdr_tmpl t;
+	struct droce_l3_addr a;
+	uint32_t l4_len = send_only(l4, 20);
+
+	memset(&t, 0, sizeof(t));
+	test_addr(&a, false, 0);
+	droce_hdr_tmpl_get(&t, &a, a.udp_sport, a.tclass);
+	/* Other addresses, another UDP source port or traffic class: built
+	 * again for them. */
+	a.ttl = 3;
+	a.dst_mac.addr_bytes[5] = 0x77;
+	droce_hdr_tmpl_get(&t, &a, a.udp_sport, a.tclass);
+	check_same(&t, &a, l4, l4_len, l4_len);
+	a.udp_sport = 49999;
+	droce_hdr_tmpl_get(&t, &a, a.udp_sport, a.tclass);
+	check_same(&t, &a, l4, l4_len, l4_len);
+	/* A BTH with bits in resv8a (a CNP's BECN) keeps them. */
+	((struct droce_bth *)l4)->resv8a = 0x40;
+	check_same(&t, &a, l4, l4_len, l4_len);
+	((struct droce_bth *)l4)->resv8a = 0;
+	/* Another ECN codepoint in the traffic class (the IPv4 checksum with it). */
+	a.tclass = 0x6a;
+	droce_hdr_tmpl_get(&t, &a, a.udp_sport, a.tclass);
+	check_same(&t, &a, l4, l4_len, l4_len);
+}
+END_TEST
+
+Suite *
+suite_hdr_tmpl(void)
+{
+	Suite *s = suite_create("hdr_tmpl");
+	TCase *tc = tcase_create("hdr_tmpl");
+
+	tcase_add_test(tc, test_tmpl_same_bytes);
+	tcase_add_test(tc, test_tmpl_rebuilt);
+	suite_add_tcase(s, tc);
+	return s;
+}
