@@ -109,6 +109,24 @@ gsi_log_mad(const uint8_t mad[DROCE_MAD_SIZE], const char *what, int rc)
 		  mad[17], what, rc != 0 ? ": " : "", rc != 0 ? strerror(-rc) : "");
 }
 
+/*
+ * A MAD came from @p dgid: its sender may be a new process on a new MAC
+ * (a peer that restarted), which the neighbour table has just learned.
+ * Have the cached AH to it routed again on its next use, or the answer
+ * goes to the old MAC (ib_cm answers with an AH made from the received
+ * MAD for the same reason). Not destroyed: posted SENDs may still use it.
+ */
+static void
+gsi_ah_reroute(struct droce_gsi *g, const uint8_t dgid[16])
+{
+	pthread_mutex_lock(&g->send_lock);
+	for (unsigned i = 0; i < GSI_AHS; i++)
+		if (g->ahs[i].ah != NULL && memcmp(g->ahs[i].dgid, dgid, 16) == 0)
+			__atomic_store_n(&container_of(g->ahs[i].ah, struct droce_ah, ibv)->av.routed,
+					 false, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&g->send_lock);
+}
+
 static void
 gsi_recv_done(struct droce_gsi *g, const struct ibv_wc *wc)
 {
@@ -122,6 +140,7 @@ gsi_recv_done(struct droce_gsi *g, const struct ibv_wc *wc)
 		union ibv_gid sgid;
 
 		gsi_log_mad(b + GSI_GRH, "received", 0);
+		gsi_ah_reroute(g, aa.grh.dgid.raw);
 		if (ibv_query_gid(g->ctx, 1, aa.grh.sgid_index, &sgid) == 0)
 			g->ops.recv(g->arg, aa.grh.dgid.raw, sgid.raw, b + GSI_GRH);
 	}

@@ -12,7 +12,8 @@
 #   loop    the client connects and disconnects 100 times in turn: the
 #           server ends with the QPs and the DPDK heap allocations it had
 #           before (telemetry /droce/qps, /eal/heap_info), with the fds
-#           and about the memory it had after 10
+#           and about the memory it had after 10; then a second client
+#           process (another MAC) connects once
 set -euo pipefail
 
 build=${1:?usage: run_cma_conn.sh BUILD_DIR killed|loop}
@@ -128,7 +129,12 @@ loop)
 	status=0
 	env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/client.conf" timeout 60 \
 		"$prog" loop 10.0.0.1 "$tcp_port" "$loops" > "$tmp/client.out" 2>&1 || status=$?
-	wait_for "$tmp/server.out" "^closed $loops " 10 || true
+	# Then another client process, on another (random) memif MAC: the
+	# server's QP1 must answer it there, not at the first one's MAC.
+	status2=0
+	env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/client.conf" timeout 60 \
+		"$prog" loop 10.0.0.1 "$tcp_port" 1 >> "$tmp/client.out" 2>&1 || status2=$?
+	wait_for "$tmp/server.out" "^closed $((loops + 1)) " 10 || true
 	after=$(server_tel)
 	grep -v '^EAL' "$tmp/client.out" || true
 	check "client exits 0 (status $status)" '(( status == 0 ))'
@@ -138,6 +144,7 @@ loop)
 	echo "server after: $after"
 	echo "server after 10, $loops: fds $fds10, $fds100; RssAnon $anon10, $anon100 kB; malloc $heap10, $heap100 bytes"
 	check "the server closed $loops connections" '[[ -n ${fds100:-} ]]'
+	check "a second client process connects too (status $status2)" '(( status2 == 0 ))'
 	check "the server's QPs and DPDK heap allocations are the same before and after" \
 		'[[ $before == "$after" ]]'
 	check "the server's fds are the same after 10 and $loops" '[[ ${fds10:-x} == "${fds100:-y}" ]]'
