@@ -100,6 +100,33 @@ gsi_qp_up(struct droce_gsi *g)
 	return rc;
 }
 
+/* At debug level, every MAD in and out (its class and attribute: 0x07 and
+ * 0x0015 is a CM DREQ), so retransmissions show in the log. */
+static void
+gsi_log_mad(const uint8_t mad[DROCE_MAD_SIZE], const char *what, int rc)
+{
+	DROCE_LOG(DEBUG, "GSI: MAD class 0x%02x attribute 0x%02x%02x %s%s%s", mad[1], mad[16],
+		  mad[17], what, rc != 0 ? ": " : "", rc != 0 ? strerror(-rc) : "");
+}
+
+/*
+ * A MAD came from @p dgid: its sender may be a new process on a new MAC
+ * (a peer that restarted), which the neighbour table has just learned.
+ * Have the cached AH to it routed again on its next use, or the answer
+ * goes to the old MAC (ib_cm answers with an AH made from the received
+ * MAD for the same reason). Not destroyed: posted SENDs may still use it.
+ */
+static void
+gsi_ah_reroute(struct droce_gsi *g, const uint8_t dgid[16])
+{
+	pthread_mutex_lock(&g->send_lock);
+	for (unsigned i = 0; i < GSI_AHS; i++)
+		if (g->ahs[i].ah != NULL && memcmp(g->ahs[i].dgid, dgid, 16) == 0)
+			__atomic_store_n(&container_of(g->ahs[i].ah, struct droce_ah, ibv)->av.routed,
+					 false, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&g->send_lock);
+}
+
 static void
 gsi_recv_done(struct droce_gsi *g, const struct ibv_wc *wc)
 {
@@ -112,6 +139,8 @@ gsi_recv_done(struct droce_gsi *g, const struct ibv_wc *wc)
 				(struct ibv_grh *)(uintptr_t)b, &aa) == 0) {
 		union ibv_gid sgid;
 
+		gsi_log_mad(b + GSI_GRH, "received", 0);
+		gsi_ah_reroute(g, aa.grh.dgid.raw);
 		if (ibv_query_gid(g->ctx, 1, aa.grh.sgid_index, &sgid) == 0)
 			g->ops.recv(g->arg, aa.grh.dgid.raw, sgid.raw, b + GSI_GRH);
 	}
@@ -332,5 +361,6 @@ droce_gsi_send(struct droce_gsi *g, const uint8_t dgid[16], const uint8_t mad[DR
 		g->sends_posted++;
 out:
 	pthread_mutex_unlock(&g->send_lock);
+	gsi_log_mad(mad, rc == 0 ? "sent" : "not sent", rc);
 	return rc;
 }

@@ -59,13 +59,35 @@ cma_hdr_of(const struct rdma_cm_id *id, struct droce_cma_hdr *h)
 	}
 }
 
-int
-rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
+/*
+ * The CM's timing for the connections this process starts: the kernel's
+ * (RoCE's packet lifetime and cma.c's response timeout, about 6 s a try)
+ * unless DROCE_CM_TIMEOUT gives one IBA time exponent for both, which is
+ * how tests see a silent peer's retries run out in seconds, not minutes.
+ */
+static struct droce_cm_timing
+cma_timing(void)
 {
-	static const struct droce_cm_timing t = {
+	struct droce_cm_timing t = {
 		.packet_life_time = CMA_IBOE_PACKET_LIFETIME,
 		.cm_response_timeout = CMA_CM_RESPONSE_TIMEOUT,
 	};
+	const char *env = getenv("DROCE_CM_TIMEOUT");
+	char *end;
+	unsigned long v;
+
+	if (env != NULL && env[0] != '\0') {
+		v = strtoul(env, &end, 0);
+		if (*end == '\0' && v >= 8 && v <= 31)
+			t.packet_life_time = t.cm_response_timeout = (uint8_t)v;
+	}
+	return t;
+}
+
+int
+rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
+{
+	const struct droce_cm_timing t = cma_timing();
 	struct cma_id *c = cma_id_of(id);
 	struct rdma_conn_param none = { .retry_count = 7, .rnr_retry_count = 7 };
 	struct droce_cm_req req;
@@ -81,7 +103,7 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	req.local_qpn = id->qp != NULL ? id->qp->qp_num : param->qp_num;
 	req.responder_resources = param->responder_resources;
 	req.initiator_depth = param->initiator_depth;
-	req.remote_cm_response_timeout = CMA_CM_RESPONSE_TIMEOUT;
+	req.remote_cm_response_timeout = t.cm_response_timeout;
 	req.transport_type = id->qp_type == IBV_QPT_UC ? 1 : 0;
 	req.end_to_end_flow_control = param->flow_control;
 	req.retry_count = min7(param->retry_count);
