@@ -124,10 +124,21 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *qp_init_att
 void
 rdma_destroy_qp(struct rdma_cm_id *id)
 {
-	if (id->qp != NULL)
-		ibv_destroy_qp(id->qp);
+	struct cma_id *c = cma_id_of(id);
+	struct ibv_qp *qp;
+
+	/* CM events (a DREQ or REJ moves the QP to the error state) arrive
+	 * under the device's CM lock on QP1's thread: unhook the QP under
+	 * that lock first, so no event touches it once it is destroyed. */
+	if (c->dev != NULL)
+		droce_cm_lock(c->dev->cm);
+	qp = id->qp;
 	id->qp = NULL;
-	qp_free_cqs(cma_id_of(id));
+	if (c->dev != NULL)
+		droce_cm_unlock(c->dev->cm);
+	if (qp != NULL)
+		ibv_destroy_qp(qp);
+	qp_free_cqs(c);
 }
 
 int
