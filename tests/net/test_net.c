@@ -513,13 +513,15 @@ static void
 setup_eal(void)
 {
 	const char *env = getenv("DROCE_TEST_EAL");
-	char *args = strdup(env != NULL ? env : "-l 0 --no-huge -m 256 --no-shconf --no-pci");
+	/* The EAL keeps pointers into argv: a buffer that lives as long. */
+	static char args[512];
 	char *argv[32] = { "test_net" };
 	struct rte_ring *r[2];
 	int n, id[2], i;
 
+	snprintf(args, sizeof(args), "%s", env != NULL ? env : "-l 0 --no-huge -m 256 --no-shconf --no-pci");
 	n = rte_strsplit(args, (int)strlen(args), argv + 1, RTE_DIM(argv) - 1, ' ');
-	if (args == NULL || rte_eal_init(n + 1, argv) < 0)
+	if (rte_eal_init(n + 1, argv) < 0)
 		exit(EXIT_FAILURE);
 	droce_icrc_init();
 	/* Two ring ethdevs, each one's TX ring the other's RX ring. */
