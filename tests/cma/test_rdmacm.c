@@ -154,7 +154,9 @@ START_TEST(connect_to_ourselves)
 	ck_assert_str_eq(sbuf, "from the client");
 
 	ck_assert_int_eq(rdma_disconnect(c), 0);
-	ck_assert_ptr_eq(expect(RDMA_CM_EVENT_DISCONNECTED)->id, s);
+	ev = expect(RDMA_CM_EVENT_DISCONNECTED);
+	ck_assert_ptr_eq(ev->id, s);
+	rdma_ack_cm_event(ev);
 	ck_assert_int_eq(rdma_disconnect(s), 0);
 	ev = expect(RDMA_CM_EVENT_DISCONNECTED);
 	ck_assert_ptr_eq(ev->id, c);
@@ -164,6 +166,7 @@ START_TEST(connect_to_ourselves)
 	rdma_destroy_qp(c);
 	rdma_destroy_qp(s);
 	ck_assert_int_eq(rdma_destroy_id(c), 0);
+	ck_assert_int_eq(rdma_destroy_id(s), 0);
 	ck_assert_int_eq(rdma_destroy_id(l), 0);
 }
 END_TEST
