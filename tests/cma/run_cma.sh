@@ -12,6 +12,8 @@
 #   when given. --kill-server stops the server once the client is done
 #   (a server that listens on a port the client does not connect to).
 #   The client runs PROGRAM2 when given (rdma_server and rdma_client).
+#   @EAL@ in the client's arguments becomes the EAL arguments of its
+#   configuration (for a DPDK application that starts the EAL itself).
 set -euo pipefail
 
 build=${1:?usage: run_cma.sh BUILD_DIR [--expect REGEX] PROGRAM -- SERVER_ARGS -- CLIENT_ARGS}
@@ -47,7 +49,7 @@ done
 # shellcheck source=tests/common/dropin_env.sh
 source "$(dirname "$0")/../common/dropin_env.sh"
 dropin_env "$build"
-DROPIN_ENV[0]+=":$build/lib/rdmacm"
+DROPIN_ENV[0]+=":$build/lib/rdmacm/dropin"
 
 # shellcheck source=tests/common/pair_env.sh
 source "$(dirname "$0")/../common/pair_env.sh"
@@ -57,6 +59,12 @@ server_args=("${server_args[@]//@PORT@/$tcp_port}")
 server_args=("${server_args[@]//@PORT1@/$((tcp_port + 1))}")
 client_args=("${client_args[@]//@PORT@/$tcp_port}")
 client_args=("${client_args[@]//@PORT1@/$((tcp_port + 1))}")
+read -ra client_eal <<< "$(sed -n 's/^args = //p' "$tmp/client.conf")"
+args=()
+for a in "${client_args[@]}"; do
+	if [[ $a == @EAL@ ]]; then args+=("${client_eal[@]}"); else args+=("$a"); fi
+done
+client_args=("${args[@]}")
 
 run() {
 	local role=$1

@@ -32,7 +32,7 @@ anon_slack=256
 # shellcheck source=tests/common/dropin_env.sh
 source "$(dirname "$0")/../common/dropin_env.sh"
 dropin_env "$build"
-DROPIN_ENV[0]+=":$build/lib/rdmacm"
+DROPIN_ENV[0]+=":$build/lib/rdmacm/dropin"
 
 # shellcheck source=tests/common/pair_env.sh
 source "$(dirname "$0")/../common/pair_env.sh"

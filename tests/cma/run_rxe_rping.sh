@@ -28,7 +28,7 @@ mtu = 1024
 EOC
 "$peer/up.sh" 1 > "$work/up.log" 2>&1 || { tail "$work/up.log"; exit 1; }
 droce() {
-	"$peer/ns.sh" env LD_LIBRARY_PATH="$build/lib/verbs/dropin:$build/lib/rdmacm" \
+	"$peer/ns.sh" env LD_LIBRARY_PATH="$build/lib/verbs/dropin:$build/lib/rdmacm/dropin" \
 		DROCE_CONF="$work/droce.conf" timeout -k 5 60 "$@"
 }
 failed=0
