@@ -25,7 +25,7 @@ struct droce_cm_id {
 	uint32_t local_id;
 	uint32_t remote_id;
 	uint64_t remote_guid;
-	uint64_t service_id;             /**< LISTEN */
+	uint64_t service_id;             /**< LISTEN, SIDR_REQ_RCVD */
 	uint64_t tid;                    /**< the REQ's, for every message of the connection */
 	uint32_t remote_qpn;
 	uint8_t remote_gid[16];
@@ -422,6 +422,63 @@ droce_cm_send_drep(struct droce_cm_id *id, const void *pdata, uint8_t len)
 	return rc;
 }
 
+int
+droce_cm_send_sidr_req(struct droce_cm_id *id, const uint8_t gid[16],
+		       const struct droce_cm_sidr_req *req, uint64_t timeout_us,
+		       uint8_t max_retries)
+{
+	struct droce_cm *cm = id->cm;
+	struct droce_cm_msg m;
+	int rc = -EINVAL;
+
+	pthread_mutex_lock(&cm->lock);
+	if (id->state == DROCE_CM_IDLE) {
+		droce_cm_msg_init(&m, DROCE_CM_SIDR_REQ, (uint64_t)cm->hi_tid << 32 | id->local_id);
+		m.sidr_req = *req;
+		m.sidr_req.request_id = id->local_id;
+		id->tid = m.hdr.tid;
+		id->wait_us = timeout_us;
+		id->max_retries = max_retries;
+		memcpy(id->remote_gid, gid, 16);
+		id->state = DROCE_CM_SIDR_REQ_SENT;
+		rc = id_send(id, &m, true);
+	}
+	pthread_mutex_unlock(&cm->lock);
+	return rc;
+}
+
+/* A SIDR REP to the request @p request_id (transaction @p tid) from @p gid. */
+static int
+sidr_rep_send(struct droce_cm *cm, const uint8_t gid[16], uint64_t tid, uint32_t request_id,
+	      uint64_t service_id, const struct droce_cm_sidr_rep *rep)
+{
+	uint8_t mad[DROCE_MAD_SIZE];
+	struct droce_cm_msg m;
+
+	droce_cm_msg_init(&m, DROCE_CM_SIDR_REP, tid);
+	m.sidr_rep = *rep;
+	m.sidr_rep.request_id = request_id;
+	m.sidr_rep.service_id = service_id;
+	droce_cm_msg_encode(&m, mad);
+	return cm->ops.send(cm->arg, gid, mad);
+}
+
+int
+droce_cm_send_sidr_rep(struct droce_cm_id *id, const struct droce_cm_sidr_rep *rep)
+{
+	struct droce_cm *cm = id->cm;
+	int rc = -EINVAL;
+
+	pthread_mutex_lock(&cm->lock);
+	if (id->state == DROCE_CM_SIDR_REQ_RCVD) {
+		/* Answered once: a late copy of the REQ is a new request, as in cm.c. */
+		id->state = DROCE_CM_IDLE;
+		rc = sidr_rep_send(cm, id->remote_gid, id->tid, id->remote_id, id->service_id, rep);
+	}
+	pthread_mutex_unlock(&cm->lock);
+	return rc;
+}
+
 void
 droce_cm_id_destroy(struct droce_cm_id *id)
 {
@@ -450,6 +507,13 @@ droce_cm_id_destroy(struct droce_cm_id *id)
 	case DROCE_CM_DREQ_RCVD:
 		droce_cm_send_drep(id, NULL, 0);
 		break;
+	case DROCE_CM_SIDR_REQ_RCVD: {
+		/* cm.c: a request nobody will answer is rejected. */
+		struct droce_cm_sidr_rep rep = { .status = DROCE_SIDR_REJECT };
+
+		droce_cm_send_sidr_rep(id, &rep);
+		break;
+	}
 	default:
 		break;
 	}
@@ -519,6 +583,50 @@ recv_req(struct droce_cm *cm, const uint8_t gid[16], const struct droce_cm_msg *
 	id->wait_us = droce_cm_time_us(req->local_cm_response_timeout);
 	id->max_retries = req->max_cm_retries;
 	emit(id, DROCE_CM_EV_REQ_RECEIVED, m, listener);
+}
+
+static void
+recv_sidr_req(struct droce_cm *cm, const uint8_t gid[16], const struct droce_cm_msg *m)
+{
+	const struct droce_cm_sidr_req *req = &m->sidr_req;
+	struct droce_cm_id *id, *listener = NULL;
+
+	TAILQ_FOREACH(id, &cm->ids, link) {
+		if (id->state == DROCE_CM_LISTEN && id->service_id == req->service_id)
+			listener = id;
+		/* A retransmission while the consumer decides: it answers once. */
+		else if (id->state == DROCE_CM_SIDR_REQ_RCVD && id->remote_id == req->request_id &&
+			 memcmp(id->remote_gid, gid, 16) == 0)
+			return;
+	}
+	if (listener == NULL) {
+		/* cm.c answers before the ID learns the service ID: 0 in the REP. */
+		struct droce_cm_sidr_rep rep = { .status = DROCE_SIDR_UNSUPPORTED };
+
+		sidr_rep_send(cm, gid, m->hdr.tid, req->request_id, 0, &rep);
+		return;
+	}
+	id = droce_cm_id_create(cm, NULL);
+	if (id == NULL)
+		return; /* the requester retries */
+	id->state = DROCE_CM_SIDR_REQ_RCVD;
+	id->remote_id = req->request_id;
+	id->service_id = req->service_id;
+	id->tid = m->hdr.tid;
+	memcpy(id->remote_gid, gid, 16);
+	emit(id, DROCE_CM_EV_SIDR_REQ_RECEIVED, m, listener);
+}
+
+static void
+recv_sidr_rep(struct droce_cm *cm, const struct droce_cm_msg *m)
+{
+	struct droce_cm_id *id = id_by_local(cm, m->sidr_rep.request_id);
+
+	if (id == NULL || id->state != DROCE_CM_SIDR_REQ_SENT)
+		return;
+	id->armed = false;
+	id->state = DROCE_CM_IDLE;
+	emit(id, DROCE_CM_EV_SIDR_REP_RECEIVED, m, NULL);
 }
 
 static void
@@ -628,6 +736,10 @@ droce_cm_recv(struct droce_cm *cm, const uint8_t src_gid[16], const uint8_t mad[
 	pthread_mutex_lock(&cm->lock);
 	if (m.hdr.attr_id == DROCE_CM_REQ)
 		recv_req(cm, src_gid, &m);
+	else if (m.hdr.attr_id == DROCE_CM_SIDR_REQ)
+		recv_sidr_req(cm, src_gid, &m);
+	else if (m.hdr.attr_id == DROCE_CM_SIDR_REP)
+		recv_sidr_rep(cm, &m);
 	else
 		recv_conn_msg(cm, src_gid, &m);
 	pthread_mutex_unlock(&cm->lock);
@@ -656,6 +768,10 @@ id_expire(struct droce_cm_id *id)
 	case DROCE_CM_DREQ_SENT:
 		id->state = DROCE_CM_TIMEWAIT;
 		emit(id, DROCE_CM_EV_DREQ_ERROR, NULL, NULL);
+		break;
+	case DROCE_CM_SIDR_REQ_SENT:
+		id->state = DROCE_CM_IDLE;
+		emit(id, DROCE_CM_EV_SIDR_REQ_ERROR, NULL, NULL);
 		break;
 	default:
 		break;

@@ -6,7 +6,9 @@
  * their state machine, REQ/REP/DREQ retransmission with the CM response
  * timeouts, and the answers the CM gives without its consumer (REJ for a
  * REQ nobody listens for, duplicate REP/RTU/DREP for a retransmitted
- * message, DREP for a DREQ of a connection that is gone).
+ * message, DREP for a DREQ of a connection that is gone), and service ID
+ * resolution for UD (SIDR REQ and REP: one request, one answer, no
+ * connection).
  *
  * Nothing here touches a QP or the network: MADs go out through
  * droce_cm_ops.send (to the peer's QP1), come in through droce_cm_recv(),
@@ -43,6 +45,8 @@ enum droce_cm_state {
 	DROCE_CM_DREQ_SENT,
 	DROCE_CM_DREQ_RCVD,
 	DROCE_CM_TIMEWAIT,
+	DROCE_CM_SIDR_REQ_SENT,
+	DROCE_CM_SIDR_REQ_RCVD,
 };
 
 enum droce_cm_event_type {
@@ -56,6 +60,9 @@ enum droce_cm_event_type {
 	DROCE_CM_EV_REQ_ERROR,     /**< REQ unanswered after every retry */
 	DROCE_CM_EV_REP_ERROR,     /**< REP unanswered after every retry */
 	DROCE_CM_EV_DREQ_ERROR,    /**< DREQ unanswered after every retry */
+	DROCE_CM_EV_SIDR_REQ_RECEIVED, /**< on a new ID; msg is the SIDR REQ, listener the listening ID */
+	DROCE_CM_EV_SIDR_REP_RECEIVED, /**< the ID is IDLE again */
+	DROCE_CM_EV_SIDR_REQ_ERROR,    /**< SIDR REQ unanswered after every retry */
 };
 
 struct droce_cm;
@@ -64,7 +71,7 @@ struct droce_cm_id;
 struct droce_cm_event {
 	enum droce_cm_event_type type;
 	const struct droce_cm_msg *msg;       /**< the message received; NULL for *_ERROR */
-	struct droce_cm_id *listener;         /**< REQ_RECEIVED only */
+	struct droce_cm_id *listener;         /**< REQ_RECEIVED and SIDR_REQ_RECEIVED only */
 };
 
 struct droce_cm_ops {
@@ -119,7 +126,7 @@ enum droce_cm_state droce_cm_id_state(const struct droce_cm_id *id);
 /** The peer's GID (where this ID's MADs go). */
 const uint8_t *droce_cm_id_remote_gid(const struct droce_cm_id *id);
 
-/** Take REQs for @p service_id. @return 0, -EINVAL unless IDLE, -EADDRINUSE. */
+/** Take REQs and SIDR REQs for @p service_id. @return 0, -EINVAL unless IDLE, -EADDRINUSE. */
 int droce_cm_listen(struct droce_cm_id *id, uint64_t service_id);
 
 /** How long to wait for answers: an IBA time exponent (4.096 us << t) each. */
@@ -153,6 +160,23 @@ int droce_cm_send_dreq(struct droce_cm_id *id, const void *pdata, uint8_t len);
 
 /** Answer a DREQ. */
 int droce_cm_send_drep(struct droce_cm_id *id, const void *pdata, uint8_t len);
+
+/**
+ * Ask the port with GID @p gid which QP serves @p req->service_id (its
+ * request_id is filled in here), as cm.c's ib_send_cm_sidr_req(): sent
+ * again every @p timeout_us until answered, at most @p max_retries times.
+ * @return 0, -EINVAL unless IDLE, or send's error.
+ */
+int droce_cm_send_sidr_req(struct droce_cm_id *id, const uint8_t gid[16],
+			   const struct droce_cm_sidr_req *req, uint64_t timeout_us,
+			   uint8_t max_retries);
+
+/**
+ * Answer a received SIDR REQ with @p rep (its request_id and service_id
+ * filled in here): a QP and Q_Key with status DROCE_SIDR_SUCCESS, or a
+ * refusal. The ID is IDLE after.
+ */
+int droce_cm_send_sidr_rep(struct droce_cm_id *id, const struct droce_cm_sidr_rep *rep);
 
 /** IBA time exponent to microseconds: 4.096 us << t, as the kernel rounds it (whole ms, at least 1). */
 uint64_t droce_cm_time_us(uint8_t t);

@@ -115,6 +115,24 @@ static const struct field dreq_fields[] = {
 	F(struct droce_cm_dreq, 96, DROCE_CM_DREQ_PDATA * 8, private_data),
 };
 
+static const struct field sidr_req_fields[] = {
+	F(struct droce_cm_sidr_req, 0, 32, request_id),
+	F(struct droce_cm_sidr_req, 32, 16, pkey),
+	F(struct droce_cm_sidr_req, 64, 64, service_id),
+	F(struct droce_cm_sidr_req, 128, DROCE_CM_SIDR_REQ_PDATA * 8, private_data),
+};
+
+static const struct field sidr_rep_fields[] = {
+	F(struct droce_cm_sidr_rep, 0, 32, request_id),
+	F(struct droce_cm_sidr_rep, 32, 8, status),
+	F(struct droce_cm_sidr_rep, 40, 8, additional_info_length),
+	F(struct droce_cm_sidr_rep, 64, 24, qpn),
+	F(struct droce_cm_sidr_rep, 96, 64, service_id),
+	F(struct droce_cm_sidr_rep, 160, 32, qkey),
+	F(struct droce_cm_sidr_rep, 192, DROCE_CM_SIDR_REP_INFO * 8, info),
+	F(struct droce_cm_sidr_rep, 768, DROCE_CM_SIDR_REP_PDATA * 8, private_data),
+};
+
 struct layout {
 	const char *name;
 	const struct field *f;
@@ -134,9 +152,11 @@ layout_of(uint16_t attr)
 		[DROCE_CM_RTU - DROCE_CM_REQ] = LAYOUT("RTU", rtu_fields),
 		[DROCE_CM_DREQ - DROCE_CM_REQ] = LAYOUT("DREQ", dreq_fields),
 		[DROCE_CM_DREP - DROCE_CM_REQ] = LAYOUT("DREP", rtu_fields),
+		[DROCE_CM_SIDR_REQ - DROCE_CM_REQ] = LAYOUT("SIDR_REQ", sidr_req_fields),
+		[DROCE_CM_SIDR_REP - DROCE_CM_REQ] = LAYOUT("SIDR_REP", sidr_rep_fields),
 	};
 
-	if (attr < DROCE_CM_REQ || attr > DROCE_CM_DREP)
+	if (attr < DROCE_CM_REQ || attr > DROCE_CM_SIDR_REP)
 		return NULL;
 	return &l[attr - DROCE_CM_REQ];
 }

@@ -3,8 +3,9 @@
  * @file
  * The IB communication manager's messages (IBA Vol. 1 chapter 12) in
  * 256-byte management datagrams, as rdma_cm sends them on RoCE: REQ, MRA,
- * REJ, REP, RTU, DREQ and DREP, and the rdma_cm header (cma_hdr) at the
- * start of REQ private data.
+ * REJ, REP, RTU, DREQ and DREP, SIDR REQ and SIDR REP (service ID
+ * resolution, for UD), and the rdma_cm header (cma_hdr) at the start of
+ * REQ and SIDR REQ private data.
  *
  * No state: decode a MAD into a struct, encode a struct into a MAD. One
  * field table per message drives both directions, so the two cannot
@@ -44,6 +45,8 @@ enum droce_cm_attr {
 	DROCE_CM_RTU = 0x0014,
 	DROCE_CM_DREQ = 0x0015,
 	DROCE_CM_DREP = 0x0016,
+	DROCE_CM_SIDR_REQ = 0x0017,
+	DROCE_CM_SIDR_REP = 0x0018,
 };
 
 /** Private data room of each message. */
@@ -55,6 +58,9 @@ enum droce_cm_attr {
 #define DROCE_CM_DREQ_PDATA 220
 #define DROCE_CM_DREP_PDATA 224
 #define DROCE_CM_REJ_ARI 72
+#define DROCE_CM_SIDR_REQ_PDATA 216
+#define DROCE_CM_SIDR_REP_PDATA 136
+#define DROCE_CM_SIDR_REP_INFO 72
 
 /** REJ and MRA say which message they answer (the msg_rejected field). */
 enum droce_cm_msg_ref {
@@ -73,6 +79,16 @@ enum droce_cm_rej_reason {
 	DROCE_REJ_STALE_CONN = 10,
 	DROCE_REJ_INVALID_MTU = 26,
 	DROCE_REJ_CONSUMER_DEFINED = 28,
+};
+
+/** SIDR REP status (IBA Table 119; the kernel's enum ib_cm_sidr_status). */
+enum droce_cm_sidr_status {
+	DROCE_SIDR_SUCCESS = 0,
+	DROCE_SIDR_UNSUPPORTED = 1,      /**< no one serves the service ID */
+	DROCE_SIDR_REJECT = 2,           /**< the consumer rejected it */
+	DROCE_SIDR_NO_QP = 3,
+	DROCE_SIDR_REDIRECT = 4,
+	DROCE_SIDR_UNSUPPORTED_VERSION = 5,
 };
 
 /** The common MAD header. */
@@ -181,6 +197,25 @@ struct droce_cm_dreq {
 	uint8_t private_data[DROCE_CM_DREQ_PDATA];
 };
 
+/** SIDR REQ: which QP serves @p service_id? */
+struct droce_cm_sidr_req {
+	uint32_t request_id;             /**< the requester's ID, echoed in the REP */
+	uint16_t pkey;
+	uint64_t service_id;
+	uint8_t private_data[DROCE_CM_SIDR_REQ_PDATA];
+};
+
+struct droce_cm_sidr_rep {
+	uint32_t request_id;
+	uint8_t status;                  /**< enum droce_cm_sidr_status */
+	uint8_t additional_info_length;
+	uint32_t qpn;                    /**< the QP that serves the service ID */
+	uint64_t service_id;
+	uint32_t qkey;
+	uint8_t info[DROCE_CM_SIDR_REP_INFO];
+	uint8_t private_data[DROCE_CM_SIDR_REP_PDATA];
+};
+
 /** One decoded CM MAD; hdr.attr_id says which member of the union is valid. */
 struct droce_cm_msg {
 	struct droce_mad_hdr hdr;
@@ -191,6 +226,8 @@ struct droce_cm_msg {
 		struct droce_cm_rep rep;
 		struct droce_cm_rtu rtu;   /**< also DREP */
 		struct droce_cm_dreq dreq;
+		struct droce_cm_sidr_req sidr_req;
+		struct droce_cm_sidr_rep sidr_rep;
 	};
 };
 
@@ -200,7 +237,7 @@ void droce_cm_msg_init(struct droce_cm_msg *m, enum droce_cm_attr attr, uint64_t
 /**
  * Decode a CM MAD.
  * @return 0; -EPROTONOSUPPORT for a MAD that is not a CM Send() of class
- *   version 2; -ENOTSUP for a CM attribute droce does not handle (SIDR, LAP, APR).
+ *   version 2; -ENOTSUP for a CM attribute droce does not handle (LAP, APR).
  */
 int droce_cm_msg_decode(const uint8_t mad[DROCE_MAD_SIZE], struct droce_cm_msg *m);
 
@@ -211,7 +248,7 @@ void droce_cm_msg_encode(const struct droce_cm_msg *m, uint8_t mad[DROCE_MAD_SIZ
 const char *droce_cm_attr_name(uint16_t attr_id);
 
 /*
- * The rdma_cm header: the first 36 bytes of a REQ's private data
+ * The rdma_cm header: the first 36 bytes of a REQ's or SIDR REQ's private data
  * (struct cma_hdr in the kernel's cma.c), and the service IDs of the
  * port spaces.
  */
@@ -222,6 +259,8 @@ const char *droce_cm_attr_name(uint16_t attr_id);
 #define DROCE_RDMA_PS_IB 0x013f
 /** Service IDs of IP port spaces: 0x0000000001PPpppp, PP the port space, pppp the port. */
 #define DROCE_CMA_SERVICE_ID(ps, port) (((uint64_t)(ps) << 16) | (uint16_t)(port))
+/** The Q_Key of every RDMA_PS_UDP QP (the kernel's RDMA_UDP_QKEY). */
+#define DROCE_RDMA_UDP_QKEY 0x01234567u
 
 struct droce_cma_hdr {
 	uint8_t ip_version;        /**< 4 or 6 */

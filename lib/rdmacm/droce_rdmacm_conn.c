@@ -40,8 +40,7 @@ min7(uint8_t v)
 	return v > 7 ? 7 : v;
 }
 
-/* The cma_hdr of an ID's REQ: its source and destination address. */
-static void
+void
 cma_hdr_of(const struct rdma_cm_id *id, struct droce_cma_hdr *h)
 {
 	const struct sockaddr *src = &id->route.addr.src_addr;
@@ -65,7 +64,7 @@ cma_hdr_of(const struct rdma_cm_id *id, struct droce_cma_hdr *h)
  * unless DROCE_CM_TIMEOUT gives one IBA time exponent for both, which is
  * how tests see a silent peer's retries run out in seconds, not minutes.
  */
-static struct droce_cm_timing
+struct droce_cm_timing
 cma_timing(void)
 {
 	struct droce_cm_timing t = {
@@ -94,6 +93,8 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	struct droce_cma_hdr h;
 	int rc;
 
+	if (cma_is_ud(id))
+		return cma_ud_connect(c, param);
 	param = param != NULL ? param : &none;
 	if (c->dev == NULL || id->route.path_rec == NULL ||
 	    param->private_data_len > CMA_REQ_PDATA || (id->qp == NULL && param->qp_num == 0))
@@ -197,6 +198,54 @@ rdma_establish(struct rdma_cm_id *id)
 	return 0;
 }
 
+/* The GID of a cma_hdr address (IPv4 in its last 4 bytes). */
+static void
+hdr_gid(const uint8_t addr[16], uint8_t ip_version, union ibv_gid *gid)
+{
+	memcpy(gid->raw, addr, 16);
+	if (ip_version == 4) {
+		memset(gid->raw, 0, 10);
+		gid->raw[10] = gid->raw[11] = 0xff;
+	}
+}
+
+struct cma_id *
+cma_conn_id(struct cma_dev *d, struct droce_cm_id *cm_id, struct cma_id *l,
+	    const struct droce_cma_hdr *h, uint8_t mtu)
+{
+	uint16_t port = cma_addr_port(&l->id.route.addr.src_addr);
+	struct rdma_cm_id *nid;
+	union ibv_gid gid;
+	struct cma_id *c;
+
+	if (rdma_create_id(l->id.channel, &nid, l->id.context, l->id.ps) != 0)
+		return NULL;
+	c = cma_id_of(nid);
+	c->cm_id = cm_id;
+	droce_cm_id_set_context(cm_id, c);
+	hdr_gid(h->dst_addr, h->ip_version, &gid);
+	cma_gid_addr(&gid, port, &nid->route.addr.src_storage);
+	hdr_gid(h->src_addr, h->ip_version, &gid);
+	cma_gid_addr(&gid, htons(h->src_port), &nid->route.addr.dst_storage);
+	c->dev = d;
+	nid->verbs = d->verbs;
+	nid->port_num = 1;
+	cma_addr_gid(&nid->route.addr.src_addr, &nid->route.addr.addr.ibaddr.sgid);
+	cma_addr_gid(&nid->route.addr.dst_addr, &nid->route.addr.addr.ibaddr.dgid);
+	nid->route.addr.addr.ibaddr.pkey = htons(DROCE_GSI_PKEY);
+	nid->route.path_rec = calloc(1, sizeof(*nid->route.path_rec));
+	if (nid->route.path_rec != NULL) {
+		nid->route.num_paths = 1;
+		nid->route.path_rec->sgid = nid->route.addr.addr.ibaddr.sgid;
+		nid->route.path_rec->dgid = nid->route.addr.addr.ibaddr.dgid;
+		nid->route.path_rec->pkey = htons(DROCE_GSI_PKEY);
+		nid->route.path_rec->mtu = mtu;
+		nid->route.path_rec->hop_limit = 64;
+		nid->route.path_rec->packet_life_time = CMA_IBOE_PACKET_LIFETIME;
+	}
+	return c;
+}
+
 /* A REQ for listener @p l: a new ID, and CONNECT_REQUEST on the listener's channel. */
 static void
 on_req(struct cma_dev *d, struct droce_cm_id *cm_id, struct cma_id *l,
@@ -211,63 +260,33 @@ on_req(struct cma_dev *d, struct droce_cm_id *cm_id, struct cma_id *l,
 		.srq = req->srq,
 		.qp_num = req->local_qpn,
 	};
-	uint16_t port = cma_addr_port(&l->id.route.addr.src_addr);
 	struct ibv_port_attr pa;
 	struct droce_cma_hdr h;
-	struct rdma_cm_id *nid;
-	union ibv_gid gid;
 	struct cma_id *c;
+	uint8_t mtu;
 
 	if (droce_cma_hdr_decode(req->private_data, &h) != 0 || req->transport_type != 0 ||
-	    ibv_query_port(d->verbs, 1, &pa) != 0 ||
-	    rdma_create_id(l->id.channel, &nid, l->id.context, l->id.ps) != 0) {
-		droce_cm_send_rej(cm_id, DROCE_REJ_CONSUMER_DEFINED, NULL, 0);
-		return;
-	}
-	c = cma_id_of(nid);
-	c->cm_id = cm_id;
-	droce_cm_id_set_context(cm_id, c);
-	/* The addresses from the cma_hdr: ours is its destination. */
-	memcpy(gid.raw, h.dst_addr, 16);
-	if (h.ip_version == 4) {
-		memset(gid.raw, 0, 10);
-		gid.raw[10] = gid.raw[11] = 0xff;
-	}
-	cma_gid_addr(&gid, port, &nid->route.addr.src_storage);
-	memcpy(gid.raw, h.src_addr, 16);
-	if (h.ip_version == 4) {
-		memset(gid.raw, 0, 10);
-		gid.raw[10] = gid.raw[11] = 0xff;
-	}
-	cma_gid_addr(&gid, htons(h.src_port), &nid->route.addr.dst_storage);
-	c->dev = d;
-	nid->verbs = d->verbs;
-	nid->port_num = 1;
-	cma_addr_gid(&nid->route.addr.src_addr, &nid->route.addr.addr.ibaddr.sgid);
-	cma_addr_gid(&nid->route.addr.dst_addr, &nid->route.addr.addr.ibaddr.dgid);
-	nid->route.addr.addr.ibaddr.pkey = htons(DROCE_GSI_PKEY);
+	    ibv_query_port(d->verbs, 1, &pa) != 0)
+		goto reject;
+	mtu = req->path_mtu < pa.active_mtu ? req->path_mtu : (uint8_t)pa.active_mtu;
+	c = cma_conn_id(d, cm_id, l, &h, mtu);
+	if (c == NULL)
+		goto reject;
 	c->conn.psn = random_psn();
 	c->conn.remote_qpn = req->local_qpn;
 	c->conn.remote_psn = req->starting_psn;
-	c->conn.mtu = req->path_mtu < pa.active_mtu ? req->path_mtu : (uint8_t)pa.active_mtu;
+	c->conn.mtu = mtu;
 	c->conn.retry_count = req->retry_count;
 	c->conn.rnr_retry_count = req->rnr_retry_count;
 	c->conn.ack_timeout = req->primary.local_ack_timeout;
 	/* Until rdma_accept() says otherwise: what the REQ asked for. */
 	c->conn.responder_resources = req->initiator_depth;
 	c->conn.initiator_depth = req->responder_resources;
-	nid->route.path_rec = calloc(1, sizeof(*nid->route.path_rec));
-	if (nid->route.path_rec != NULL) {
-		nid->route.num_paths = 1;
-		nid->route.path_rec->sgid = nid->route.addr.addr.ibaddr.sgid;
-		nid->route.path_rec->dgid = nid->route.addr.addr.ibaddr.dgid;
-		nid->route.path_rec->pkey = htons(DROCE_GSI_PKEY);
-		nid->route.path_rec->mtu = c->conn.mtu;
-		nid->route.path_rec->hop_limit = 64;
-		nid->route.path_rec->packet_life_time = CMA_IBOE_PACKET_LIFETIME;
-	}
 	cma_event_queue(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &p,
 			req->private_data + DROCE_CMA_HDR_SIZE, CMA_REQ_PDATA, l);
+	return;
+reject:
+	droce_cm_send_rej(cm_id, DROCE_REJ_CONSUMER_DEFINED, NULL, 0);
 }
 
 int
@@ -321,6 +340,8 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	struct droce_cm_rep rep;
 	int rc;
 
+	if (cma_is_ud(id) && c->dev != NULL && c->cm_id != NULL)
+		return cma_ud_accept(c, param);
 	if (c->dev == NULL || c->cm_id == NULL ||
 	    (param != NULL && param->private_data_len > DROCE_CM_REP_PDATA) ||
 	    (id->qp == NULL && (param == NULL || param->qp_num == 0)))
@@ -365,7 +386,8 @@ rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_dat
 	if (c->dev == NULL || c->cm_id == NULL)
 		return cma_fail(EINVAL);
 	droce_cm_lock(c->dev->cm);
-	rc = droce_cm_send_rej(c->cm_id, DROCE_REJ_CONSUMER_DEFINED, private_data,
+	rc = cma_is_ud(id) ? cma_ud_reject(c, private_data, private_data_len) :
+	     droce_cm_send_rej(c->cm_id, DROCE_REJ_CONSUMER_DEFINED, private_data,
 			       private_data_len);
 	droce_cm_unlock(c->dev->cm);
 	if (id->event != NULL) {
@@ -459,6 +481,11 @@ cma_cm_event(void *arg, struct droce_cm_id *cm_id, const struct droce_cm_event *
 		cma_event_queue(c, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, NULL, 0, NULL);
 		break;
 	case DROCE_CM_EV_MRA_RECEIVED:
+		break;
+	case DROCE_CM_EV_SIDR_REQ_RECEIVED:
+	case DROCE_CM_EV_SIDR_REP_RECEIVED:
+	case DROCE_CM_EV_SIDR_REQ_ERROR:
+		cma_ud_event(arg, cm_id, ev);
 		break;
 	}
 }

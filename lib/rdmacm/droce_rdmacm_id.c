@@ -22,8 +22,8 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void 
 {
 	struct cma_id *c;
 
-	if (id == NULL || (ps != RDMA_PS_TCP && ps != RDMA_PS_IB)) {
-		/* RDMA_PS_UDP and RDMA_PS_IPOIB need SIDR and UD QPs: not here yet. */
+	if (id == NULL || (ps != RDMA_PS_TCP && ps != RDMA_PS_IB && ps != RDMA_PS_UDP)) {
+		/* RDMA_PS_IPOIB: IPoIB's QPNs and multicast, nothing RoCE has. */
 		return cma_fail(id == NULL ? EINVAL : EPROTONOSUPPORT);
 	}
 	c = calloc(1, sizeof(*c));
@@ -42,7 +42,7 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void 
 	c->id.channel = channel;
 	c->id.context = context;
 	c->id.ps = ps;
-	c->id.qp_type = IBV_QPT_RC;
+	c->id.qp_type = ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
 	*id = &c->id;
 	return 0;
 }
@@ -278,9 +278,10 @@ ai_from(const struct addrinfo *a, const struct rdma_addrinfo *hints)
 	memcpy(sa, a->ai_addr, a->ai_addrlen);
 	r->ai_flags = hints != NULL ? hints->ai_flags : 0;
 	r->ai_family = a->ai_family;
-	r->ai_qp_type = hints != NULL && hints->ai_qp_type != 0 ? hints->ai_qp_type : IBV_QPT_RC;
 	r->ai_port_space = hints != NULL && hints->ai_port_space != 0 ? hints->ai_port_space :
 			   RDMA_PS_TCP;
+	r->ai_qp_type = hints != NULL && hints->ai_qp_type != 0 ? hints->ai_qp_type :
+			r->ai_port_space == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC;
 	if (r->ai_flags & RAI_PASSIVE) {
 		r->ai_src_addr = sa;
 		r->ai_src_len = a->ai_addrlen;
@@ -306,7 +307,7 @@ rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrin
 		h.ai_flags = (hints->ai_flags & RAI_PASSIVE ? AI_PASSIVE : 0) |
 			     (hints->ai_flags & RAI_NUMERICHOST ? AI_NUMERICHOST : 0);
 		if (hints->ai_port_space != 0 && hints->ai_port_space != RDMA_PS_TCP &&
-		    hints->ai_port_space != RDMA_PS_IB)
+		    hints->ai_port_space != RDMA_PS_IB && hints->ai_port_space != RDMA_PS_UDP)
 			return cma_fail(EPROTONOSUPPORT);
 	}
 	rc = getaddrinfo(node, service, &h, &ai);

@@ -48,6 +48,7 @@ struct cma_event {
 	struct rdma_cm_event ev;       /**< first: handed out */
 	TAILQ_ENTRY(cma_event) link;
 	bool dead;                     /**< its ID is gone: skipped, not handed out */
+	uint8_t len;                   /**< of pdata */
 	uint8_t pdata[DROCE_CM_REP_PDATA];
 };
 
@@ -116,6 +117,10 @@ int cma_dev_gid_index(const struct cma_dev *d, const union ibv_gid *gid);
 void cma_event_queue(struct cma_id *c, enum rdma_cm_event_type type, int status,
 		     const struct rdma_conn_param *param, const void *pdata, uint8_t len,
 		     struct cma_id *listener);
+/** The same with a UD event's parameters (SIDR). */
+void cma_event_queue_ud(struct cma_id *c, enum rdma_cm_event_type type, int status,
+			const struct rdma_ud_param *param, const void *pdata, uint8_t len,
+			struct cma_id *listener);
 /** Sync IDs: wait for the next event, which must be @p want with status 0. */
 int cma_event_wait(struct cma_id *c, enum rdma_cm_event_type want);
 /** Drop @p c's queued events and wait for its handed-out ones. */
@@ -128,6 +133,31 @@ int cma_qp_ready(struct cma_id *c);
 
 /* droce_rdmacm_conn.c: the CM's event handler. */
 void cma_cm_event(void *arg, struct droce_cm_id *cm_id, const struct droce_cm_event *ev);
+/**
+ * The new ID of a request (REQ or SIDR REQ) that listener @p l got on
+ * device @p d, on CM ID @p cm_id, its addresses from the request's
+ * cma_hdr @p h (ours is its destination) and a path of MTU @p mtu.
+ * @return NULL if it could not be made.
+ */
+struct cma_id *cma_conn_id(struct cma_dev *d, struct droce_cm_id *cm_id, struct cma_id *l,
+			   const struct droce_cma_hdr *h, uint8_t mtu);
+/** The cma_hdr of @p id's request: its source and destination address. */
+void cma_hdr_of(const struct rdma_cm_id *id, struct droce_cma_hdr *h);
+/** The CM's timing for the requests this process sends (DROCE_CM_TIMEOUT). */
+struct droce_cm_timing cma_timing(void);
+
+/* droce_rdmacm_ud.c: RDMA_PS_UDP, with SIDR instead of a connection. */
+int cma_ud_connect(struct cma_id *c, const struct rdma_conn_param *param);
+int cma_ud_accept(struct cma_id *c, const struct rdma_conn_param *param);
+int cma_ud_reject(struct cma_id *c, const void *pdata, uint8_t len);
+/** The CM's SIDR events. */
+void cma_ud_event(struct cma_dev *d, struct droce_cm_id *cm_id, const struct droce_cm_event *ev);
+/** An ID of the UD port space: its QP is UD, its requests SIDR. */
+static inline bool
+cma_is_ud(const struct rdma_cm_id *id)
+{
+	return id->ps == RDMA_PS_UDP;
+}
 
 /* Address helpers (droce_rdmacm_addr.c). */
 /** GID of an IPv4 or IPv6 socket address. */

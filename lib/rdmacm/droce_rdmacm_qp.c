@@ -4,7 +4,9 @@
  * here when the caller gives none, as rdma_create_ep() users expect),
  * rdma_init_qp_attr() (the attributes of INIT, RTR and RTS from what the
  * CM exchange settled, as the kernel's cma.c and cm.c derive them), and
- * the transitions the connection makes with them.
+ * the transitions the connection makes with them. A UD QP (RDMA_PS_UDP)
+ * has no peer: it gets the port space's Q_Key in INIT and goes to RTS at
+ * once, as rdma-core's librdmacm takes it there.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,10 +72,11 @@ rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr
 
 	if (c->dev == NULL || qp_init_attr == NULL || id->qp != NULL)
 		return cma_fail(EINVAL);
-	if (qp_init_attr->qp_type != IBV_QPT_RC && qp_init_attr->qp_type != IBV_QPT_UC) {
-		errno = EOPNOTSUPP; /* UD QPs come with SIDR, which droce lacks */
-		return -1;
-	}
+	/* A UD QP for a UDP ID, connected ones for the others. */
+	if ((qp_init_attr->qp_type == IBV_QPT_UD) != cma_is_ud(id) ||
+	    (qp_init_attr->qp_type != IBV_QPT_RC && qp_init_attr->qp_type != IBV_QPT_UC &&
+	     qp_init_attr->qp_type != IBV_QPT_UD))
+		return cma_fail(EOPNOTSUPP);
 	pd = pd != NULL ? pd : id->pd != NULL ? id->pd : c->dev->pd;
 	if (pd->context != id->verbs || qp_make_cqs(c, qp_init_attr) != 0)
 		goto fail;
@@ -86,7 +89,8 @@ rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr
 	id->pd = pd;
 	id->qp_type = qp_init_attr->qp_type;
 	qa.qp_state = IBV_QPS_INIT;
-	if (rdma_init_qp_attr(id, &qa, &mask) != 0 || ibv_modify_qp(qp, &qa, mask) != 0) {
+	if (rdma_init_qp_attr(id, &qa, &mask) != 0 || ibv_modify_qp(qp, &qa, mask) != 0 ||
+	    (cma_is_ud(id) && cma_qp_ready(c) != 0)) {
 		ibv_destroy_qp(qp);
 		id->qp = NULL;
 		goto fail;
@@ -141,6 +145,30 @@ rdma_destroy_qp(struct rdma_cm_id *id)
 	qp_free_cqs(c);
 }
 
+/* A UD QP's attributes: the Q_Key in INIT, nothing from a peer after. */
+static int
+ud_qp_attr(struct ibv_qp_attr *qa, int *mask)
+{
+	switch (qa->qp_state) {
+	case IBV_QPS_INIT:
+		qa->pkey_index = 0;
+		qa->port_num = 1;
+		qa->qkey = DROCE_RDMA_UDP_QKEY;
+		*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+		return 0;
+	case IBV_QPS_RTR:
+	case IBV_QPS_ERR:
+		*mask = IBV_QP_STATE;
+		return 0;
+	case IBV_QPS_RTS:
+		qa->sq_psn = 0;
+		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+		return 0;
+	default:
+		return cma_fail(EINVAL);
+	}
+}
+
 int
 rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qa, int *mask)
 {
@@ -153,6 +181,8 @@ rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qa, int *mask)
 		return cma_fail(EINVAL);
 	memset(qa, 0, sizeof(*qa));
 	qa->qp_state = st;
+	if (cma_is_ud(id))
+		return ud_qp_attr(qa, mask);
 	switch (st) {
 	case IBV_QPS_INIT:
 		/* cma.c: remote writes always, reads with responder resources,

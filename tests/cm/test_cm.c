@@ -2,7 +2,7 @@
 /*
  * lib/cm's state machine: two CMs joined by a queue of MADs that the test
  * can lose, on a clock the test moves. Connect, disconnect, refuse,
- * reject, lose messages, outlive a peer.
+ * reject, lose messages, outlive a peer; resolve a UD service (SIDR).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,7 +30,7 @@ struct side {
 	uint8_t gid[16];
 	unsigned drop;                 /**< lose this many of the next MADs it sends */
 	bool dead;                     /**< lose everything it sends */
-	unsigned sent[DROCE_CM_DREP + 1];
+	unsigned sent[DROCE_CM_SIDR_REP + 1];
 	struct ev ev[NEV];
 	unsigned nev;
 };
@@ -58,7 +58,7 @@ send_mad(void *arg, const uint8_t gid[16], const uint8_t mad[DROCE_MAD_SIZE])
 	struct side *s = arg;
 	uint16_t attr = (uint16_t)(mad[16] << 8 | mad[17]);
 
-	ck_assert_uint_le(attr, DROCE_CM_DREP);
+	ck_assert_uint_le(attr, DROCE_CM_SIDR_REP);
 	s->sent[attr]++;
 	if (s->dead || (s->drop > 0 && s->drop--))
 		return 0;
@@ -372,6 +372,99 @@ START_TEST(mra_extends_the_wait)
 }
 END_TEST
 
+#define UD_SERVICE DROCE_CMA_SERVICE_ID(DROCE_RDMA_PS_UDP, 7174)
+
+/* Side 0 asks side 1 which QP serves UD_SERVICE, 4.096 s a try. */
+static struct droce_cm_id *
+send_sidr_req(void)
+{
+	struct droce_cm_id *a = droce_cm_id_create(sides[0].cm, NULL);
+	struct droce_cm_sidr_req req = { .pkey = 0xffff, .service_id = UD_SERVICE,
+					 .private_data = { 0, 0x40 } };
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(droce_cm_send_sidr_req(a, sides[1].gid, &req, 4096000, 15), 0);
+	ck_assert_int_eq(droce_cm_id_state(a), DROCE_CM_SIDR_REQ_SENT);
+	return a;
+}
+
+/* The listener gets the request on a new ID, its answer names the QP. */
+START_TEST(sidr_resolves_a_service)
+{
+	struct droce_cm_id *l = droce_cm_id_create(sides[1].cm, NULL), *a, *b;
+	struct droce_cm_sidr_rep rep = { .qpn = 0x12, .qkey = DROCE_RDMA_UDP_QKEY,
+					 .private_data = "ok" };
+
+	ck_assert_int_eq(droce_cm_listen(l, UD_SERVICE), 0);
+	a = send_sidr_req();
+	pump();
+	ck_assert_uint_eq(sides[1].nev, 1);
+	ck_assert_int_eq(last(1)->type, DROCE_CM_EV_SIDR_REQ_RECEIVED);
+	ck_assert_ptr_eq(last(1)->listener, l);
+	ck_assert_uint_eq(last(1)->msg.sidr_req.private_data[1], 0x40);
+	b = last(1)->id;
+	ck_assert_int_eq(droce_cm_id_state(b), DROCE_CM_SIDR_REQ_RCVD);
+	ck_assert_int_eq(droce_cm_send_sidr_rep(b, &rep), 0);
+	ck_assert_int_eq(droce_cm_id_state(b), DROCE_CM_IDLE);
+	/* Answered once. */
+	ck_assert_int_eq(droce_cm_send_sidr_rep(b, &rep), -EINVAL);
+	pump();
+	ck_assert_int_eq(last(0)->type, DROCE_CM_EV_SIDR_REP_RECEIVED);
+	ck_assert_uint_eq(last(0)->msg.sidr_rep.status, DROCE_SIDR_SUCCESS);
+	ck_assert_uint_eq(last(0)->msg.sidr_rep.qpn, 0x12);
+	ck_assert_uint_eq(last(0)->msg.sidr_rep.qkey, DROCE_RDMA_UDP_QKEY);
+	ck_assert_uint_eq(last(0)->msg.sidr_rep.service_id, UD_SERVICE);
+	ck_assert_str_eq((const char *)last(0)->msg.sidr_rep.private_data, "ok");
+	ck_assert_uint_eq(last(0)->msg.hdr.tid, last(1)->msg.hdr.tid);
+	ck_assert_int_eq(droce_cm_id_state(a), DROCE_CM_IDLE);
+	/* Nothing is retransmitted after. */
+	run_until(clock_us + 100000000ull);
+	ck_assert_uint_eq(sides[0].sent[DROCE_CM_SIDR_REQ], 1);
+	ck_assert_uint_eq(sides[1].sent[DROCE_CM_SIDR_REP], 1);
+}
+END_TEST
+
+/* Nobody listens: status UNSUPPORTED at once, no event on side 1. */
+START_TEST(sidr_no_listener)
+{
+	struct droce_cm_id *a = send_sidr_req();
+
+	pump();
+	ck_assert_int_eq(last(0)->type, DROCE_CM_EV_SIDR_REP_RECEIVED);
+	ck_assert_uint_eq(last(0)->msg.sidr_rep.status, DROCE_SIDR_UNSUPPORTED);
+	ck_assert_int_eq(droce_cm_id_state(a), DROCE_CM_IDLE);
+	ck_assert_uint_eq(sides[1].nev, 0);
+}
+END_TEST
+
+/* A retransmitted REQ while the consumer decides is not a second request;
+ * a consumer that goes away rejects; a silent peer times out. */
+START_TEST(sidr_retries_and_rejects)
+{
+	struct droce_cm_id *l = droce_cm_id_create(sides[1].cm, NULL), *a;
+
+	ck_assert_int_eq(droce_cm_listen(l, UD_SERVICE), 0);
+	a = send_sidr_req();
+	run_until(clock_us + 4096000);
+	ck_assert_uint_eq(sides[0].sent[DROCE_CM_SIDR_REQ], 2);
+	ck_assert_uint_eq(sides[1].nev, 1);
+	droce_cm_id_destroy(last(1)->id);
+	pump();
+	ck_assert_int_eq(last(0)->type, DROCE_CM_EV_SIDR_REP_RECEIVED);
+	ck_assert_uint_eq(last(0)->msg.sidr_rep.status, DROCE_SIDR_REJECT);
+	droce_cm_id_destroy(a);
+
+	sides[1].dead = true;
+	a = send_sidr_req();
+	run_until(clock_us + 16 * 4096000ull - 1);
+	ck_assert_int_eq(last(0)->type, DROCE_CM_EV_SIDR_REP_RECEIVED);
+	run_until(clock_us + 2);
+	ck_assert_uint_eq(sides[0].sent[DROCE_CM_SIDR_REQ], 2 + 16);
+	ck_assert_int_eq(last(0)->type, DROCE_CM_EV_SIDR_REQ_ERROR);
+	ck_assert_int_eq(droce_cm_id_state(a), DROCE_CM_IDLE);
+}
+END_TEST
+
 /* tests/cm/test_cm_msg.c */
 Suite *cm_msg_suite(void);
 
@@ -393,6 +486,9 @@ main(void)
 	tcase_add_test(tc, dreq_to_a_dead_peer);
 	tcase_add_test(tc, destroyed_end);
 	tcase_add_test(tc, mra_extends_the_wait);
+	tcase_add_test(tc, sidr_resolves_a_service);
+	tcase_add_test(tc, sidr_no_listener);
+	tcase_add_test(tc, sidr_retries_and_rejects);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(cm_msg_suite());
 	srunner_add_suite(sr, s);

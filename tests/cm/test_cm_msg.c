@@ -203,6 +203,54 @@ START_TEST(rej_mra_round_trip)
 }
 END_TEST
 
+/* SIDR REQ and REP: the fields where IBA Tables 117 and 118 put them. */
+START_TEST(sidr_round_trip)
+{
+	static const uint8_t rep_head[24] = {
+		0x11, 0x22, 0x33, 0x44,         /* request ID */
+		DROCE_SIDR_SUCCESS, 0, 0, 0,    /* status, info length */
+		0x00, 0x00, 0x12, 0,            /* QPN */
+		0, 0, 0, 0, 0x01, 0x11, 0x1c, 0x06, /* service ID: UDP port 7174 */
+		0x01, 0x23, 0x45, 0x67,         /* Q_Key */
+	};
+	struct droce_cm_msg a, b;
+	uint8_t mad[DROCE_MAD_SIZE];
+
+	droce_cm_msg_init(&a, DROCE_CM_SIDR_REQ, 0x1234567890abcdefull);
+	a.sidr_req.request_id = 0x11223344;
+	a.sidr_req.pkey = 0xffff;
+	a.sidr_req.service_id = DROCE_CMA_SERVICE_ID(DROCE_RDMA_PS_UDP, 7174);
+	a.sidr_req.private_data[0] = 0x5a;
+	a.sidr_req.private_data[DROCE_CM_SIDR_REQ_PDATA - 1] = 0xa5;
+	droce_cm_msg_encode(&a, mad);
+	ck_assert_uint_eq(mad[17], DROCE_CM_SIDR_REQ);
+	ck_assert_uint_eq(mad[DROCE_MAD_HDR_SIZE + 3], 0x44);
+	ck_assert_uint_eq(mad[DROCE_MAD_HDR_SIZE + 4], 0xff);
+	ck_assert_uint_eq(mad[DROCE_MAD_HDR_SIZE + 15], 0x06);
+	ck_assert_uint_eq(mad[DROCE_MAD_HDR_SIZE + 16], 0x5a);
+	ck_assert_uint_eq(mad[DROCE_MAD_SIZE - 1], 0xa5);
+	ck_assert_int_eq(droce_cm_msg_decode(mad, &b), 0);
+	ck_assert_mem_eq(&a, &b, sizeof(a));
+	ck_assert_str_eq(droce_cm_attr_name(DROCE_CM_SIDR_REQ), "SIDR_REQ");
+
+	droce_cm_msg_init(&a, DROCE_CM_SIDR_REP, 1);
+	a.sidr_rep.request_id = 0x11223344;
+	a.sidr_rep.qpn = 0x12;
+	a.sidr_rep.service_id = DROCE_CMA_SERVICE_ID(DROCE_RDMA_PS_UDP, 7174);
+	a.sidr_rep.qkey = DROCE_RDMA_UDP_QKEY;
+	a.sidr_rep.info[0] = 0x77;
+	a.sidr_rep.private_data[0] = 0x5a;
+	a.sidr_rep.private_data[DROCE_CM_SIDR_REP_PDATA - 1] = 0xa5;
+	droce_cm_msg_encode(&a, mad);
+	ck_assert_mem_eq(mad + DROCE_MAD_HDR_SIZE, rep_head, sizeof(rep_head));
+	ck_assert_uint_eq(mad[DROCE_MAD_HDR_SIZE + 24], 0x77);
+	ck_assert_uint_eq(mad[DROCE_MAD_HDR_SIZE + 96], 0x5a);
+	ck_assert_uint_eq(mad[DROCE_MAD_SIZE - 1], 0xa5);
+	ck_assert_int_eq(droce_cm_msg_decode(mad, &b), 0);
+	ck_assert_mem_eq(&a, &b, sizeof(a));
+}
+END_TEST
+
 START_TEST(foreign_mads_refused)
 {
 	struct droce_cm_msg m;
@@ -213,9 +261,9 @@ START_TEST(foreign_mads_refused)
 	mad[1] = 0x03; /* SA class */
 	ck_assert_int_eq(droce_cm_msg_decode(mad, &m), -EPROTONOSUPPORT);
 	mad[1] = DROCE_MGMT_CLASS_CM;
-	mad[DROCE_MAD_HDR_SIZE - 8 + 1] = 0x17; /* SIDR REQ */
+	mad[DROCE_MAD_HDR_SIZE - 8 + 1] = 0x19; /* LAP */
 	ck_assert_int_eq(droce_cm_msg_decode(mad, &m), -ENOTSUP);
-	ck_assert_str_eq(droce_cm_attr_name(0x17), "?");
+	ck_assert_str_eq(droce_cm_attr_name(0x19), "?");
 }
 END_TEST
 
@@ -229,6 +277,7 @@ cm_msg_suite(void)
 	tcase_add_test(tc, every_mad_round_trips);
 	tcase_add_test(tc, rping_connection_fields);
 	tcase_add_test(tc, rej_mra_round_trip);
+	tcase_add_test(tc, sidr_round_trip);
 	tcase_add_test(tc, foreign_mads_refused);
 	suite_add_tcase(s, tc);
 	return s;
