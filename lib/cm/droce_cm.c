@@ -26,7 +26,7 @@ struct droce_cm_id {
 	uint32_t remote_id;
 	uint64_t remote_guid;
 	uint64_t service_id;             /**< LISTEN, SIDR_REQ_RCVD */
-	uint64_t tid;                    /**< the REQ's, for every message of the connection */
+	uint64_t tid;                    /**< the REQ's, for every message of the connection but DREQ/DREP */
 	uint32_t remote_qpn;
 	uint8_t remote_gid[16];
 	uint64_t wait_us;                /**< for an answer to a REQ, REP or DREQ */
@@ -395,6 +395,9 @@ droce_cm_send_dreq(struct droce_cm_id *id, const void *pdata, uint8_t len)
 
 	pthread_mutex_lock(&cm->lock);
 	if (id->state == DROCE_CM_ESTABLISHED && len <= DROCE_CM_DREQ_PDATA) {
+		/* cm.c: a DREQ starts a transaction of the sender's own (the
+		 * REQ's on the active side), which the DREP answers with. */
+		id->tid = (uint64_t)cm->hi_tid << 32 | id->local_id;
 		conn_msg(&m, id, DROCE_CM_DREQ);
 		m.dreq.remote_qpn = id->remote_qpn;
 		if (len > 0)
@@ -600,10 +603,9 @@ recv_sidr_req(struct droce_cm *cm, const uint8_t gid[16], const struct droce_cm_
 			return;
 	}
 	if (listener == NULL) {
-		/* cm.c answers before the ID learns the service ID: 0 in the REP. */
 		struct droce_cm_sidr_rep rep = { .status = DROCE_SIDR_UNSUPPORTED };
 
-		sidr_rep_send(cm, gid, m->hdr.tid, req->request_id, 0, &rep);
+		sidr_rep_send(cm, gid, m->hdr.tid, req->request_id, req->service_id, &rep);
 		return;
 	}
 	id = droce_cm_id_create(cm, NULL);
@@ -708,6 +710,7 @@ recv_conn_msg(struct droce_cm *cm, const uint8_t gid[16], const struct droce_cm_
 		    id->state == DROCE_CM_REP_SENT || id->state == DROCE_CM_MRA_REP_RCVD) {
 			/* A DREQ before the RTU also means the RTU was sent. */
 			id->armed = false;
+			id->tid = m->hdr.tid;
 			id->state = DROCE_CM_DREQ_RCVD;
 			emit(id, DROCE_CM_EV_DREQ_RECEIVED, m, NULL);
 		} else if (id->state == DROCE_CM_TIMEWAIT) {

@@ -31,7 +31,7 @@ echo "check_bind: $n binaries, $((n - fail)) bind to $lib, $fail fail"
 app=$build/tests/cma/cma_dpdk
 needed=$(readelf -d "$app" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p')
 if grep -q '^libdroce\.so' <<< "$needed" && ! grep -Eq '^lib(rdmacm|ibverbs)\.so' <<< "$needed" &&
-   ! LD_LIBRARY_PATH= ldd -r "$app" 2>&1 | grep -Eq 'undefined symbol|not found'; then
+   ! LD_LIBRARY_PATH='' ldd -r "$app" 2>&1 | grep -Eq 'undefined symbol|not found'; then
 	echo "ok   $app: libdroce alone"
 else
 	echo "FAIL $app: $(tr '\n' ' ' <<< "$needed")"

@@ -2,22 +2,37 @@
 # rping between droce and the Linux kernel's rdma_cm on rxe, both ways,
 # through the rxe-peer harness (../shared/rxe-peer beside the source
 # tree): rxe server and droce client, then droce server and rxe client.
-# A documented command, not in CI (see docs/rdma-cm.md); needs root and
-# QEMU, and the guest built once by tests/interop/run_rxe.sh.
+# CI runs it in the interop suite (interop-rxe-rping); it needs root and
+# QEMU, and prints SKIP and exits 77 without them. The guest is built into
+# the cache tests/interop/run_rxe.sh uses, when that has none.
 #
 # Usage: run_rxe_rping.sh BUILD_DIR
+# Environment: DROCE_RXE_PEER, DROCE_RXE_CACHE as for tests/interop/run_rxe.sh.
 set -u
 
 build=$(realpath "${1:?usage: run_rxe_rping.sh BUILD_DIR}")
 src=$(cd "$(dirname "$0")/../.." && pwd)
 peer=${DROCE_RXE_PEER:-$src/../shared/rxe-peer}
 cache=${DROCE_RXE_CACHE:-/var/tmp/droce-rxe-peer}
-[[ -f $cache/vmlinuz ]] || { echo "no guest in $cache: run tests/interop/run_rxe.sh once" >&2; exit 77; }
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+(( EUID == 0 )) || skip "needs root (network namespace, QEMU taps)"
+[[ -x $peer/up.sh ]] || skip "no rxe-peer harness at $peer"
+command -v qemu-system-x86_64 > /dev/null || skip "qemu-system-x86_64 is not installed"
+command -v rping > /dev/null || skip "rping (rdmacm-utils) is not installed"
+if [[ ! -f $cache/vmlinuz ]] && ! RXE_BUILD=$cache "$peer/build.sh" > /dev/null 2>&1; then
+	skip "the rxe peer cannot be built into $cache"
+fi
 work=$(mktemp -d /tmp/droce-rxe-rping.XXXXXX)
 export RXE_BUILD=$work/peer RXE_NETNS=drocerping$$
 mkdir -p "$RXE_BUILD"
 ln -s "$cache/vmlinuz" "$cache/initrd.img" "$RXE_BUILD/"
-trap '"$peer/down.sh" > /dev/null 2>&1; echo "logs: $work"' EXIT
+# In a session of its own, so that meson's kill of the process group on a
+# timeout does not stop it: the guest (a daemon) must go anyway.
+trap 'setsid "$peer/down.sh" > /dev/null 2>&1 & wait $!; echo "logs: $work"' EXIT
+trap 'exit 143' TERM
 cat > "$work/droce.conf" <<EOC
 [eal]
 args = -l 0 --no-huge -m 512 --no-shconf --no-pci --no-telemetry --vdev=net_af_packet0,iface=rxe-dpdk,framesz=8192,blocksz=8192,framecnt=512
@@ -26,7 +41,7 @@ device = net_af_packet0
 ipv4 = 10.77.0.2/24
 mtu = 1024
 EOC
-"$peer/up.sh" 1 > "$work/up.log" 2>&1 || { tail "$work/up.log"; exit 1; }
+"$peer/up.sh" 1 > "$work/up.log" 2>&1 || { tail "$work/up.log"; skip "the rxe peer does not boot"; }
 droce() {
 	"$peer/ns.sh" env LD_LIBRARY_PATH="$build/lib/verbs/dropin:$build/lib/rdmacm/dropin" \
 		DROCE_CONF="$work/droce.conf" timeout -k 5 60 "$@"
