@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # rping between droce and the Linux kernel's rdma_cm on rxe, both ways,
 # through the rxe-peer harness (../shared/rxe-peer beside the source
-# tree): rxe server and droce client, then droce server and rxe client.
+# tree): rxe server and droce client, then droce server and rxe client;
+# then udaddy (SIDR and UD SENDs) the same two ways.
 # CI runs it in the interop suite (interop-rxe-rping); it needs root and
 # QEMU, and prints SKIP and exits 77 without them. The guest is built into
 # the cache tests/interop/run_rxe.sh uses, when that has none.
 #
 # Usage: run_rxe_rping.sh BUILD_DIR
 # Environment: DROCE_RXE_PEER, DROCE_RXE_CACHE as for tests/interop/run_rxe.sh.
-set -u
+set -uo pipefail
 
 build=$(realpath "${1:?usage: run_rxe_rping.sh BUILD_DIR}")
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -61,5 +62,19 @@ sleep 4
 "$peer/guest-run.sh" -t 60 0 'rping -c -a 10.77.0.2 -p 7175 -C 5 -v' || failed=1
 wait "$dpid" || failed=1
 grep -v '^EAL' "$work/droce-server.log"
+
+echo "== udaddy: rxe server, droce client"
+"$peer/guest-run.sh" 0 'udaddy -b 10.77.0.11 -C 5 > /tmp/us.log 2>&1 &'
+sleep 2
+droce udaddy -s 10.77.0.11 -C 5 2>&1 | grep -v '^EAL' || failed=1
+"$peer/guest-run.sh" 0 'sleep 1; cat /tmp/us.log'
+
+echo "== udaddy: droce server, rxe client"
+droce udaddy -b 10.77.0.2 -C 5 > "$work/droce-udaddy.log" 2>&1 &
+dpid=$!
+sleep 4
+"$peer/guest-run.sh" -t 60 0 'udaddy -s 10.77.0.2 -C 5' || failed=1
+wait "$dpid" || failed=1
+grep -v '^EAL' "$work/droce-udaddy.log"
 (( failed == 0 )) && echo "run_rxe_rping: passed" || echo "run_rxe_rping: failed"
 exit "$failed"
