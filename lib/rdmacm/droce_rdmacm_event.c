@@ -51,70 +51,35 @@ rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	free(c);
 }
 
-/* A new event about @p c, with @p len bytes of @p pdata (copied). */
-static struct cma_event *
-event_new(struct cma_id *c, enum rdma_cm_event_type type, int status, const void *pdata,
-	  uint8_t len, struct cma_id *listener)
+void
+cma_event_queue_param(struct cma_id *c, enum rdma_cm_event_type type, int status,
+		      const void *param, size_t size, const void *pdata, uint8_t len,
+		      struct cma_id *listener)
 {
+	struct cma_channel *ch = (struct cma_channel *)c->id.channel;
 	struct cma_event *e = calloc(1, sizeof(*e));
+	uint64_t one = 1;
 
 	if (e == NULL)
-		return NULL;
+		return;
 	e->ev.id = &c->id;
 	e->ev.listen_id = listener != NULL ? &listener->id : NULL;
 	e->ev.event = type;
 	e->ev.status = status;
-	e->len = len > sizeof(e->pdata) ? sizeof(e->pdata) : len;
-	if (e->len > 0)
-		memcpy(e->pdata, pdata, e->len);
-	return e;
-}
-
-/* Queue @p e on its ID's channel; param.conn and param.ud start alike,
- * with the private data, which points into the event. */
-static void
-event_post(struct cma_id *c, struct cma_event *e)
-{
-	struct cma_channel *ch = (struct cma_channel *)c->id.channel;
-	uint64_t one = 1;
-
-	if (e->len > 0) {
+	if (param != NULL)
+		memcpy(&e->ev.param, param, size);
+	if (len > 0) {
+		/* param.conn and param.ud both start with the private data. */
+		len = len > sizeof(e->pdata) ? sizeof(e->pdata) : len;
+		memcpy(e->pdata, pdata, len);
 		e->ev.param.conn.private_data = e->pdata;
-		e->ev.param.conn.private_data_len = e->len;
+		e->ev.param.conn.private_data_len = len;
 	}
 	pthread_mutex_lock(&ch->lock);
 	TAILQ_INSERT_TAIL(&ch->q, e, link);
 	pthread_mutex_unlock(&ch->lock);
 	if (write(ch->ch.fd, &one, sizeof(one)) != sizeof(one))
 		abort(); /* an eventfd only refuses at 2^64 - 1 events */
-}
-
-void
-cma_event_queue(struct cma_id *c, enum rdma_cm_event_type type, int status,
-		const struct rdma_conn_param *param, const void *pdata, uint8_t len,
-		struct cma_id *listener)
-{
-	struct cma_event *e = event_new(c, type, status, pdata, len, listener);
-
-	if (e == NULL)
-		return;
-	if (param != NULL)
-		e->ev.param.conn = *param;
-	event_post(c, e);
-}
-
-void
-cma_event_queue_ud(struct cma_id *c, enum rdma_cm_event_type type, int status,
-		   const struct rdma_ud_param *param, const void *pdata, uint8_t len,
-		   struct cma_id *listener)
-{
-	struct cma_event *e = event_new(c, type, status, pdata, len, listener);
-
-	if (e == NULL)
-		return;
-	if (param != NULL)
-		e->ev.param.ud = *param;
-	event_post(c, e);
 }
 
 int

@@ -48,7 +48,6 @@ struct cma_event {
 	struct rdma_cm_event ev;       /**< first: handed out */
 	TAILQ_ENTRY(cma_event) link;
 	bool dead;                     /**< its ID is gone: skipped, not handed out */
-	uint8_t len;                   /**< of pdata */
 	uint8_t pdata[DROCE_CM_REP_PDATA];
 };
 
@@ -113,14 +112,30 @@ struct cma_dev *cma_dev_get(unsigned i);
 int cma_dev_gid_index(const struct cma_dev *d, const union ibv_gid *gid);
 
 /* droce_rdmacm_event.c */
+/** Queue an event about @p c with @p size bytes of @p param (a struct
+ *  rdma_conn_param or rdma_ud_param; NULL: none); @p pdata (@p len bytes) is copied. */
+void cma_event_queue_param(struct cma_id *c, enum rdma_cm_event_type type, int status,
+			   const void *param, size_t size, const void *pdata, uint8_t len,
+			   struct cma_id *listener);
+
 /** Queue an event about @p c; @p pdata (@p len bytes) is copied. */
-void cma_event_queue(struct cma_id *c, enum rdma_cm_event_type type, int status,
-		     const struct rdma_conn_param *param, const void *pdata, uint8_t len,
-		     struct cma_id *listener);
+static inline void
+cma_event_queue(struct cma_id *c, enum rdma_cm_event_type type, int status,
+		const struct rdma_conn_param *param, const void *pdata, uint8_t len,
+		struct cma_id *listener)
+{
+	cma_event_queue_param(c, type, status, param, sizeof(*param), pdata, len, listener);
+}
+
 /** The same with a UD event's parameters (SIDR). */
-void cma_event_queue_ud(struct cma_id *c, enum rdma_cm_event_type type, int status,
-			const struct rdma_ud_param *param, const void *pdata, uint8_t len,
-			struct cma_id *listener);
+static inline void
+cma_event_queue_ud(struct cma_id *c, enum rdma_cm_event_type type, int status,
+		   const struct rdma_ud_param *param, const void *pdata, uint8_t len,
+		   struct cma_id *listener)
+{
+	cma_event_queue_param(c, type, status, param, sizeof(*param), pdata, len, listener);
+}
+
 /** Sync IDs: wait for the next event, which must be @p want with status 0. */
 int cma_event_wait(struct cma_id *c, enum rdma_cm_event_type want);
 /** Drop @p c's queued events and wait for its handed-out ones. */
