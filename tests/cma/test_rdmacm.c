@@ -3,7 +3,8 @@
  * The drop-in librdmacm.so.1 in one process on a loopback device: the
  * event channel's fd, address and route resolution, a connection to
  * ourselves (listen, connect, accept, a SEND each way, disconnect), a
- * refused one, and the calls that must fail cleanly.
+ * refused one, a UD service resolved (SIDR) and a datagram to it, and the
+ * calls that must fail cleanly.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -201,6 +202,93 @@ START_TEST(refused)
 }
 END_TEST
 
+/* RDMA_PS_UDP: SIDR to our own listener, then a UD SEND to the QP it names. */
+START_TEST(ud_to_ourselves)
+{
+	struct sockaddr_in srv = addr("10.99.0.1", PORT + 2);
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_all = 1,
+	};
+	struct rdma_conn_param cp = { .private_data = "udp hello", .private_data_len = 10 };
+	char cbuf[64] = "a datagram", sbuf[sizeof(struct ibv_grh) + 64] = { 0 };
+	struct rdma_cm_id *l, *c, *s;
+	struct ibv_mr *cmr, *smr;
+	struct rdma_cm_event *ev;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+
+	ck_assert_int_eq(rdma_create_id(ch, &l, NULL, RDMA_PS_UDP), 0);
+	ck_assert_int_eq(l->qp_type, IBV_QPT_UD);
+	ck_assert_int_eq(rdma_bind_addr(l, (struct sockaddr *)&srv), 0);
+	ck_assert_int_eq(rdma_listen(l, 8), 0);
+	ck_assert_int_eq(rdma_create_id(ch, &c, NULL, RDMA_PS_UDP), 0);
+	ck_assert_int_eq(rdma_resolve_addr(c, NULL, (struct sockaddr *)&srv, 2000), 0);
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ADDR_RESOLVED));
+	ck_assert_int_eq(rdma_resolve_route(c, 2000), 0);
+	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ROUTE_RESOLVED));
+	/* A UDP ID takes UD QPs only. */
+	ck_assert_int_eq(rdma_create_qp(c, NULL, &qa), -1);
+	ck_assert_int_eq(errno, EOPNOTSUPP);
+	qa.qp_type = IBV_QPT_UD;
+	ck_assert_int_eq(rdma_create_qp(c, NULL, &qa), 0);
+	ck_assert_int_eq(rdma_connect(c, &cp), 0);
+
+	ev = expect(RDMA_CM_EVENT_CONNECT_REQUEST);
+	s = ev->id;
+	ck_assert_ptr_eq(ev->listen_id, l);
+	ck_assert_str_eq(ev->param.ud.private_data, "udp hello");
+	rdma_ack_cm_event(ev);
+	qa.send_cq = qa.recv_cq = NULL;
+	ck_assert_int_eq(rdma_create_qp(s, NULL, &qa), 0);
+	smr = rdma_reg_msgs(s, sbuf, sizeof(sbuf));
+	ck_assert_ptr_nonnull(smr);
+	ck_assert_int_eq(rdma_post_recv(s, NULL, sbuf, sizeof(sbuf), smr), 0);
+	cp.private_data = "ok";
+	cp.private_data_len = 3;
+	ck_assert_int_eq(rdma_accept(s, &cp), 0);
+
+	/* The active side alone hears of it: the QP, its Q_Key, the way there. */
+	ev = expect(RDMA_CM_EVENT_ESTABLISHED);
+	ck_assert_ptr_eq(ev->id, c);
+	ck_assert_str_eq(ev->param.ud.private_data, "ok");
+	ck_assert_uint_eq(ev->param.ud.qp_num, s->qp->qp_num);
+	ck_assert_uint_eq(ev->param.ud.qkey, 0x01234567);
+	ah = ibv_create_ah(c->pd, &ev->param.ud.ah_attr);
+	ck_assert_ptr_nonnull(ah);
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_SEND;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = ev->param.ud.qp_num;
+	wr.wr.ud.remote_qkey = ev->param.ud.qkey;
+	rdma_ack_cm_event(ev);
+	cmr = rdma_reg_msgs(c, cbuf, sizeof(cbuf));
+	ck_assert_ptr_nonnull(cmr);
+	sge = (struct ibv_sge){ (uintptr_t)cbuf, sizeof(cbuf), cmr->lkey };
+	ck_assert_int_eq(ibv_post_send(c->qp, &wr, &bad), 0);
+	ck_assert_int_eq(rdma_get_send_comp(c, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(rdma_get_recv_comp(s, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.src_qp, c->qp->qp_num);
+	ck_assert_str_eq(sbuf + sizeof(struct ibv_grh), "a datagram");
+
+	ibv_destroy_ah(ah);
+	rdma_dereg_mr(cmr);
+	rdma_dereg_mr(smr);
+	rdma_destroy_qp(c);
+	rdma_destroy_qp(s);
+	ck_assert_int_eq(rdma_destroy_id(c), 0);
+	ck_assert_int_eq(rdma_destroy_id(s), 0);
+	ck_assert_int_eq(rdma_destroy_id(l), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -212,6 +300,7 @@ main(void)
 	tcase_add_test(tc, channel_and_failures);
 	tcase_add_test(tc, connect_to_ourselves);
 	tcase_add_test(tc, refused);
+	tcase_add_test(tc, ud_to_ourselves);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s);
 }
