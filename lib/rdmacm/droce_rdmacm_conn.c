@@ -426,6 +426,9 @@ rdma_disconnect(struct rdma_cm_id *id)
 		rc = droce_cm_send_drep(c->cm_id, NULL, 0);
 		break;
 	default:
+		/* A UD ID has no connection to end: stopping its QP is all, as in cma.c. */
+		if (cma_is_ud(id))
+			rc = 0;
 		break;
 	}
 	droce_cm_unlock(c->dev->cm);

@@ -278,6 +278,8 @@ START_TEST(ud_to_ourselves)
 	ck_assert_uint_eq(wc.src_qp, c->qp->qp_num);
 	ck_assert_str_eq(sbuf + sizeof(struct ibv_grh), "a datagram");
 
+	/* Nothing to disconnect: the QP stops, and that is all. */
+	ck_assert_int_eq(rdma_disconnect(c), 0);
 	ibv_destroy_ah(ah);
 	rdma_dereg_mr(cmr);
 	rdma_dereg_mr(smr);
