@@ -91,7 +91,7 @@ void
 droce_dcqcn_init(struct droce_dcqcn *d, const struct droce_dcqcn_params *p, uint64_t now)
 {
 	memset(d, 0, sizeof(*d));
-	d->rc = d->rt = p->line_rate;
+	d->rc = d->rt = d->rc_min = p->line_rate;
 	d->alpha = DROCE_DCQCN_ALPHA_ONE;
 	d->rate_timer_at = now + p->rate_timer_tsc;
 	d->alpha_timer_at = now + p->alpha_timer_tsc;
@@ -118,6 +118,8 @@ droce_dcqcn_on_cnp(struct droce_dcqcn *d, const struct droce_dcqcn_params *p, ui
 	d->rate_timer_at = now + p->rate_timer_tsc;
 	d->alpha_timer_at = now + p->alpha_timer_tsc;
 	rate_clamp(d, p);
+	if (d->rc < d->rc_min)
+		d->rc_min = d->rc;
 	pacer_rate_set(d, p);
 }
 
