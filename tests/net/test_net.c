@@ -539,6 +539,48 @@ setup_eal(void)
 	eth_b = (uint16_t)id[1];
 }
 
+/* Is @p mac among the @p n of @p macs? */
+static bool
+mac_in(const struct rte_ether_addr *macs, unsigned n, const uint8_t mac[6])
+{
+	for (unsigned i = 0; i < n; i++)
+		if (memcmp(macs[i].addr_bytes, mac, 6) == 0)
+			return true;
+	return false;
+}
+
+/* The multicast MACs a port asks its ethdev's filter for: IPv6 ND's (all
+ * nodes, the solicited-node group of each IPv6 GID, once each) and the
+ * UD groups joined; none for IPv4 GIDs. */
+START_TEST(test_mcast_filter)
+{
+	struct droce_net_conf na = net_v6("2001:db8::1:2:3"), nb = net_v6("2001:db8::2");
+	static const uint8_t all_nodes[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+	struct rte_ether_addr macs[DROCE_PORT_MCAST_MACS];
+	uint8_t ll[16], grp[16], sn[6] = { 0x33, 0x33, 0xff };
+	unsigned n;
+
+	ck_assert_int_eq(attach(&na, &nb), 0);
+	n = droce_port_mcast_macs(pa, macs);
+	/* all nodes, link-local's and 2001:db8::1:2:3's solicited-node groups */
+	ck_assert_uint_eq(n, 3);
+	ck_assert(mac_in(macs, n, all_nodes));
+	droce_port_gid(pa, 0, ll);
+	memcpy(sn + 3, ll + 13, 3);
+	ck_assert(mac_in(macs, n, sn));
+	memcpy(sn + 3, na.ipv6[0].addr + 13, 3);
+	ck_assert(mac_in(macs, n, sn));
+	/* A UD group joined adds its MAC, leaving takes it out again. */
+	ip6("ff0e::1234:5678", grp);
+	ck_assert_int_eq(droce_port_mcast_attach(pa, grp, 0x11), 0);
+	n = droce_port_mcast_macs(pa, macs);
+	ck_assert_uint_eq(n, 4);
+	ck_assert(mac_in(macs, n, (const uint8_t[]){ 0x33, 0x33, 0x12, 0x34, 0x56, 0x78 }));
+	ck_assert_int_eq(droce_port_mcast_detach(pa, grp, 0x11), 0);
+	ck_assert_uint_eq(droce_port_mcast_macs(pa, macs), 3);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -557,6 +599,7 @@ main(void)
 	tcase_add_test(tc, test_vlan);
 	tcase_add_test(tc, test_qos);
 	tcase_add_test(tc, test_routes);
+	tcase_add_test(tc, test_mcast_filter);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
