@@ -11,6 +11,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include <rte_arp.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
@@ -439,6 +440,39 @@ START_TEST(test_vlan)
 }
 END_TEST
 
+/* A port whose ethdev inserts VLAN tags (the capability set by hand: the
+ * ring PMD has none): what it sends leaves untagged, the tag in the mbuf
+ * for the NIC; tagged as a NIC would, B takes it as before. */
+START_TEST(test_vlan_insert_offload)
+{
+	struct droce_net_conf na = { .vlan = 100 }, nb = { .vlan = 100 };
+	struct rte_ring *ab = rte_ring_lookup("net_ab");
+	const struct rte_ether_hdr *eh;
+	struct droce_l3_addr a;
+	struct rte_mbuf *m;
+	uint8_t gb[16];
+
+	ck_assert_ptr_nonnull(ab);
+	ck_assert_int_eq(attach(&na, &nb), 0);
+	pa->drv_ctx.caps.tx_vlan_insert = true;
+	ip4("10.0.0.2", gb);
+	/* A's ARP request, as A's ethdev got it */
+	ck_assert_int_eq(droce_port_route(pa, 0, GID_V4, gb, &a), -EAGAIN);
+	ck_assert_int_eq(rte_ring_dequeue(ab, (void **)&m), 0);
+	eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	ck_assert_uint_eq(eh->ether_type, RTE_BE16(RTE_ETHER_TYPE_ARP));
+	ck_assert(m->ol_flags & RTE_MBUF_F_TX_VLAN);
+	ck_assert_uint_eq(m->vlan_tci, 100);
+	ck_assert_uint_eq(rte_pktmbuf_pkt_len(m), RTE_ETHER_HDR_LEN + sizeof(struct rte_arp_hdr));
+	/* the NIC's part */
+	ck_assert_int_eq(rte_vlan_insert(&m), 0);
+	ck_assert_int_eq(rte_ring_enqueue(ab, m), 0);
+	ck_assert_int_eq(route_via_b(GID_V4, gb, &a), 0);
+	ck_assert_uint_eq(neigh_find(pb, (uint8_t[16]){ [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 })->vlan_tci &
+			  RTE_VLAN_ID_MASK, 100);
+}
+END_TEST
+
 START_TEST(test_qos)
 {
 	struct droce_net_conf na = { .vlan = 5, .pcp_mode = DROCE_PCP_DSCP };
@@ -597,6 +631,7 @@ main(void)
 	tcase_add_test(tc, test_nd_unsolicited);
 	tcase_add_test(tc, test_neigh_states);
 	tcase_add_test(tc, test_vlan);
+	tcase_add_test(tc, test_vlan_insert_offload);
 	tcase_add_test(tc, test_qos);
 	tcase_add_test(tc, test_routes);
 	tcase_add_test(tc, test_mcast_filter);
