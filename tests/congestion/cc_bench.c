@@ -85,8 +85,8 @@ struct result {
 
 static uint64_t samples[MAX_SAMPLES][MAX_QPS];
 
-/* The receiver and the senders, the last octet of their IPv4 addresses
- * and of their MACs. */
+/* Hosts: the receiver is 0, sender s is 1 + s; host h has the address
+ * 10.77.0.(1 + h) and the MAC 02:77:00:00:00:(1 + h). */
 enum { RECEIVER = 0 };
 
 static struct rte_ring *
