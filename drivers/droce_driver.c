@@ -42,3 +42,16 @@ droce_drv_mtu_set(struct droce_port_drv_ctx *ctx)
 			ctx->port_id, ctx->dev_info->driver_name, ctx->eth_mtu,
 			rte_strerror(-ret));
 }
+
+void
+droce_drv_tx_vlan(struct droce_port_drv_ctx *ctx, struct rte_eth_conf *conf)
+{
+	/* droce writes the 802.1Q tag of a port with a VLAN into the frame;
+	 * where the ethdev inserts tags, the port's TX stage moves it into
+	 * the mbuf instead (droce_port_tx.c), so the NIC tags the frame
+	 * itself, from the descriptor, as it does for its priority queues. */
+	if (ctx->dev_info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_VLAN_INSERT) {
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_VLAN_INSERT;
+		ctx->caps.tx_vlan_insert = true;
+	}
+}

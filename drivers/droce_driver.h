@@ -142,6 +142,9 @@ extern const struct droce_driver_ops droce_drv_i40e;
 
 /** The generic driver's configure(), for drivers that need no other. */
 int droce_drv_generic_configure(struct droce_port_drv_ctx *ctx);
+/** For configure(): ask for VLAN insertion on TX where the ethdev offers
+ *  it (@p conf's txmode), and say so in ctx->caps.tx_vlan_insert. */
+void droce_drv_tx_vlan(struct droce_port_drv_ctx *ctx, struct rte_eth_conf *conf);
 /** The generic driver's start(), for drivers that need no other. */
 int droce_drv_generic_start(struct droce_port_drv_ctx *ctx);
 

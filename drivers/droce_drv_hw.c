@@ -40,6 +40,7 @@ droce_drv_hw_configure(struct droce_port_drv_ctx *ctx)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 		ctx->caps.tx_multi_seg = true;
 	}
+	droce_drv_tx_vlan(ctx, &conf);
 	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) {
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
 		ctx->caps.tx_ipv4_cksum = true;

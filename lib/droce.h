@@ -132,6 +132,22 @@ int droce_qp_engine(struct ibv_qp *qp);
  */
 uint64_t droce_qp_engine_work(struct ibv_qp *qp, unsigned engine);
 
+/** Congestion control of one QP (docs/congestion.md). */
+struct droce_qp_cc {
+	bool paced;              /**< a CNP came: DCQCN paces the QP */
+	uint64_t rate_mbps;      /**< its current rate R_C (paced QPs; else 0) */
+	uint64_t min_rate_mbps;  /**< the lowest R_C since its first CNP (paced QPs) */
+	uint64_t cnps_sent;      /**< CNPs it sent for CE-marked requests it received */
+	uint64_t cnps_received;  /**< CNPs that reached it */
+};
+
+/**
+ * The congestion control state of @p qp (a QP of a droce device), read
+ * while its engine runs: each field is one the engine wrote, not all of
+ * one instant. Any thread. @return 0, or -EINVAL.
+ */
+int droce_qp_cc(struct ibv_qp *qp, struct droce_qp_cc *cc);
+
 #ifdef __cplusplus
 }
 #endif

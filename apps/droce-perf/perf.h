@@ -48,6 +48,8 @@ enum perf_conn { PERF_RC, PERF_UC, PERF_UD, PERF_XRC, PERF_DC };
 #define PERF_MAX_QPS 16384
 /* --engines: at most a droce port's queues (DROCE_PORT_QUEUES_MAX). */
 #define PERF_MAX_ENGINES 16
+/* --cc options at most (one per congestion-control key). */
+#define PERF_MAX_CC 4
 /* Above this many iterations the O(n^2) peak search is skipped (as perftest). */
 #define PERF_PEAK_MAX_ITERS 20000
 
@@ -90,12 +92,18 @@ struct perf_opts {
 	bool mac_set;
 	uint8_t mac[6];
 	const char *capture;
+	const char *cc[PERF_MAX_CC]; /* --cc: congestion-control keys of the port */
+	unsigned nb_cc;
 };
 
 /* Parse perf options (what follows the EAL's "--"). @return 0, 1 after
  * --help (exit 0), or -1 after printing an error. */
 int perf_options_parse(int argc, char **argv, struct perf_opts *o);
 void perf_usage(FILE *f, const char *prog);
+struct droce_port_conf;
+/* The port's congestion control: droce's defaults, then each --cc in
+ * order. @return 0, or -1 with a message on stderr. */
+int perf_cc_apply(const struct perf_opts *o, struct droce_port_conf *conf);
 const char *perf_test_name(enum perf_test t);   /* perftest's: "RDMA_Write", ... */
 const char *perf_test_arg(enum perf_test t);    /* the --test value: "write", ... */
 const char *perf_conn_name(enum perf_conn c);
@@ -160,6 +168,17 @@ struct perf_stages {
 	uint64_t cycles[PERF_STAGES_MAX];
 };
 
+/* droce's congestion control on one side (docs/congestion.md): its
+ * engines' counters over the measurement, and its paced QPs' rates at
+ * its end. */
+struct perf_side_cc {
+	bool known;                  /* a droce side (not raw-L2) */
+	uint64_t ce_received, cnps_sent, cnps_received, rate_decreases, rate_increases, paced;
+	unsigned paced_qps;          /* QPs that got a CNP: DCQCN paces them */
+	uint64_t rate_min_mbps, rate_max_mbps; /* their current rates */
+	uint64_t lowest_mbps;        /* the lowest rate any of them went down to */
+};
+
 struct perf_side_cycles {
 	uint64_t busy;
 	uint64_t rx_burst;
@@ -167,6 +186,7 @@ struct perf_side_cycles {
 	uint64_t sent;
 	uint64_t skipped;            /* steps left out: the process lost its CPU in them */
 	struct perf_stages stages;
+	struct perf_side_cc cc;
 };
 
 /* Both sides' cycles for one message size; per message and per byte they
@@ -266,7 +286,7 @@ int perf_oob_poll(struct perf_oob *b, char *line, size_t n);
 
 /* Both sides meet here; each runs @p idle until the other arrives. */
 int perf_oob_sync(struct perf_oob *b, perf_idle_fn idle, void *arg);
-/* Swap this side's cycles (@p mine) with the peer's, into @p cost.
+/* Swap this side's cycles and congestion control (@p mine) with the peer's, into @p cost.
  * @return 0 or -1. */
 int perf_oob_swap_cycles(struct perf_oob *b, const struct perf_opts *o,
 			 const struct perf_side_cycles *mine, struct perf_cost *cost,

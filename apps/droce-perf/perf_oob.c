@@ -274,6 +274,33 @@ bad:
 	return -1;
 }
 
+/* The congestion control, as a line "CC known ce cnps_sent ..." each way. */
+static int
+oob_swap_cc(struct perf_oob *b, const struct perf_side_cc *mine, struct perf_side_cc *peer,
+	    perf_idle_fn idle, void *arg)
+{
+	char line[512];
+	int known;
+
+	if (perf_oob_send(b, "CC %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+			  " %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64, mine->known,
+			  mine->ce_received, mine->cnps_sent, mine->cnps_received,
+			  mine->rate_decreases, mine->rate_increases, mine->paced, mine->paced_qps,
+			  mine->rate_min_mbps, mine->rate_max_mbps, mine->lowest_mbps) != 0 ||
+	    perf_oob_recv(b, line, sizeof(line), idle, arg) != 0)
+		return -1;
+	if (sscanf(line, "CC %d %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+		   " %" SCNu64 " %u %" SCNu64 " %" SCNu64 " %" SCNu64, &known,
+		   &peer->ce_received, &peer->cnps_sent, &peer->cnps_received,
+		   &peer->rate_decreases, &peer->rate_increases, &peer->paced, &peer->paced_qps,
+		   &peer->rate_min_mbps, &peer->rate_max_mbps, &peer->lowest_mbps) != 11) {
+		fprintf(stderr, PERF_NAME ": bad congestion line from the peer: '%s'\n", line);
+		return -1;
+	}
+	peer->known = known != 0;
+	return 0;
+}
+
 int
 perf_oob_swap_cycles(struct perf_oob *b, const struct perf_opts *o,
 		     const struct perf_side_cycles *mine, struct perf_cost *cost,
@@ -292,7 +319,8 @@ perf_oob_swap_cycles(struct perf_oob *b, const struct perf_opts *o,
 		fprintf(stderr, PERF_NAME ": bad cycles line from the peer: '%s'\n", line);
 		return -1;
 	}
-	if (oob_swap_stages(b, &mine->stages, &peer->stages, idle, arg) != 0)
+	if (oob_swap_stages(b, &mine->stages, &peer->stages, idle, arg) != 0 ||
+	    oob_swap_cc(b, &mine->cc, &peer->cc, idle, arg) != 0)
 		return -1;
 	cost->known = true;
 	return 0;

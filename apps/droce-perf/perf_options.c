@@ -15,6 +15,7 @@
 
 #include <rte_common.h>
 
+#include "droce_conf.h"
 #include "perf.h"
 
 static const char *const test_args[] = { "write", "send", "read", "atomic" };
@@ -93,6 +94,10 @@ perf_usage(FILE *f, const char *prog)
 "      --engines=<n>         droce engines on the port, one queue pair each: 1, 2, 4, 8\n"
 "                            or 16 (default 1; both sides the same); the cycles are\n"
 "                            then also shown per engine of this side\n"
+"      --cc=<key>=<value>    a congestion-control key of the port as droce.conf takes\n"
+"                            it (ecn, cnp_interval_us, dcqcn, bottleneck; see\n"
+"                            docs/congestion.md), repeatable: e.g.\n"
+"                            --cc=bottleneck=rate_mbps=1000,queue=524288,mark=32768\n"
 "  -h, --help                this text\n",
 		prog, prog, prog, PERF_DEF_TCP_PORT, PERF_DEF_QP_TIMEOUT);
 }
@@ -109,6 +114,7 @@ enum {
 	OPT_MAC,
 	OPT_CAPTURE,
 	OPT_ENGINES,
+	OPT_CC,
 };
 
 static const struct option long_opts[] = {
@@ -145,6 +151,7 @@ static const struct option long_opts[] = {
 	{ "mac", required_argument, NULL, OPT_MAC },
 	{ "capture", required_argument, NULL, OPT_CAPTURE },
 	{ "engines", required_argument, NULL, OPT_ENGINES },
+	{ "cc", required_argument, NULL, OPT_CC },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -250,6 +257,47 @@ parse_mac(const char *s, uint8_t mac[6])
 bad:
 	fprintf(stderr, PERF_NAME ": --mac: '%s' is not a MAC address\n", s);
 	return -1;
+}
+
+int
+perf_cc_apply(const struct perf_opts *o, struct droce_port_conf *conf)
+{
+	char key[32], err[160];
+	unsigned i;
+
+	droce_cc_conf_default(&conf->cc);
+	for (i = 0; i < o->nb_cc; i++) {
+		const char *eq = strchr(o->cc[i], '=');
+		size_t n = eq != NULL ? (size_t)(eq - o->cc[i]) : 0;
+
+		if (n == 0 || n >= sizeof(key)) {
+			fprintf(stderr, PERF_NAME ": --cc: '%s' is not <key>=<value>\n", o->cc[i]);
+			return -1;
+		}
+		memcpy(key, o->cc[i], n);
+		key[n] = '\0';
+		if (droce_conf_cc_set(conf, key, eq + 1, err, sizeof(err)) != 0) {
+			fprintf(stderr, PERF_NAME ": --cc: %s\n", err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Another --cc, checked now on a configuration of its own, so a mistake
+ * shows before the EAL and the peer are waited for. */
+static int
+parse_cc(const char *arg, struct perf_opts *o)
+{
+	struct droce_port_conf scratch;
+
+	if (o->nb_cc == PERF_MAX_CC) {
+		fprintf(stderr, PERF_NAME ": --cc: at most %d of them\n", PERF_MAX_CC);
+		return -1;
+	}
+	o->cc[o->nb_cc++] = arg;
+	memset(&scratch, 0, sizeof(scratch));
+	return perf_cc_apply(o, &scratch);
 }
 
 static bool
@@ -396,6 +444,8 @@ parse_one(int c, const char *arg, struct perf_opts *o, struct given *g)
 			return -1;
 		}
 		return 0;
+	case OPT_CC:
+		return parse_cc(arg, o);
 	default:
 		return -1;
 	}

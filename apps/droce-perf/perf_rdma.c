@@ -99,6 +99,8 @@ rdma_open(struct rdma *r, uint16_t port_id)
 	int rc;
 
 	memcpy(conf.mac.addr_bytes, o->mac, sizeof(o->mac));
+	if (perf_cc_apply(o, &conf) != 0)
+		return -1;
 	rc = droce_dev_attach(&conf, &r->dev);
 	if (rc != 0) {
 		fprintf(stderr, PERF_NAME ": cannot attach droce to ethdev %u: %s\n", port_id,

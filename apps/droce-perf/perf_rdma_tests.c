@@ -164,6 +164,36 @@ stages_delta(const struct droce_dev_stats *s0, const struct droce_dev_stats *s1,
 	st->n = RTE_DIM(stage_names);
 }
 
+/* This side's congestion control: its engines' counters between @p s0 and
+ * @p s1, and the rates its paced QPs run at now. */
+static void
+cc_delta(const struct rdma *r, const struct droce_dev_stats *s0,
+	 const struct droce_dev_stats *s1, struct perf_side_cc *cc)
+{
+	const struct droce_cc_stats *a = &s0->engine.cc, *b = &s1->engine.cc;
+	struct droce_qp_cc q;
+	unsigned i;
+
+	cc->known = true;
+	cc->ce_received = b->ce_received - a->ce_received;
+	cc->cnps_sent = b->cnps_sent - a->cnps_sent;
+	cc->cnps_received = b->cnps_received - a->cnps_received;
+	cc->rate_decreases = b->rate_decreases - a->rate_decreases;
+	cc->rate_increases = b->rate_increases - a->rate_increases;
+	cc->paced = b->paced - a->paced;
+	for (i = 0; i < r->nqps; i++) {
+		if (droce_qp_cc(r->qps[i].qp, &q) != 0 || !q.paced)
+			continue;
+		if (cc->paced_qps++ == 0) {
+			cc->rate_min_mbps = cc->rate_max_mbps = q.rate_mbps;
+			cc->lowest_mbps = q.min_rate_mbps;
+		}
+		cc->rate_min_mbps = RTE_MIN(cc->rate_min_mbps, q.rate_mbps);
+		cc->rate_max_mbps = RTE_MAX(cc->rate_max_mbps, q.rate_mbps);
+		cc->lowest_mbps = RTE_MIN(cc->lowest_mbps, q.min_rate_mbps);
+	}
+}
+
 static int
 cycles_mark(struct rdma *r, struct cycles_mark *m)
 {
@@ -198,6 +228,7 @@ cycles_swap(struct rdma *r, const struct cycles_mark *m0, uint64_t sent,
 	mine.tx_burst = b->tx_burst_cycles - a->tx_burst_cycles;
 	mine.skipped = b->long_iterations - a->long_iterations;
 	stages_delta(&m0->dev, &m1.dev, &mine.stages);
+	cc_delta(r, &m0->dev, &m1.dev, &mine.cc);
 	cost->stage_names = stage_names;
 	cost->nb_engines = r->o->engines;
 	for (e = 0; e < r->o->engines; e++) {

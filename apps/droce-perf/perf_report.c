@@ -335,6 +335,28 @@ engine_view(const struct perf_cost *c, unsigned e, double *per_msg, double *own,
 	*own = *per_msg - *port;
 }
 
+/* Below the cycles: each droce side's congestion control. */
+static void
+print_cc(const struct perf_cost *c)
+{
+	unsigned i;
+
+	for (i = 0; i < RTE_DIM(side_names); i++) {
+		const struct perf_side_cc *s = &c->side[i].cc;
+
+		if (!s->known)
+			continue;
+		printf("   cc %s: ce_received %" PRIu64 " cnps_sent %" PRIu64 " cnps_received %" PRIu64
+		       " rate_decreases %" PRIu64 " rate_increases %" PRIu64 " paced %" PRIu64
+		       "; paced QPs %u", side_names[i], s->ce_received, s->cnps_sent,
+		       s->cnps_received, s->rate_decreases, s->rate_increases, s->paced, s->paced_qps);
+		if (s->paced_qps > 0)
+			printf(" at %" PRIu64 "..%" PRIu64 " Mb/s (lowest %" PRIu64 ")",
+			       s->rate_min_mbps, s->rate_max_mbps, s->lowest_mbps);
+		printf("\n");
+	}
+}
+
 /* Below a row of the table: a line per side, then with several engines
  * a line per engine of this side. */
 static void
@@ -374,6 +396,33 @@ print_cost(const struct perf_opts *o, const struct perf_cost *c, uint64_t size)
 			       (double)st->cycles[k] / (double)RTE_MAX(v.msgs, (uint64_t)1));
 		printf("\n");
 	}
+	print_cc(c);
+}
+
+/* Each droce side's congestion control, an object per side. */
+static void
+json_cc(const struct perf_cost *c)
+{
+	bool first = true;
+	unsigned i;
+
+	for (i = 0; i < RTE_DIM(side_names); i++) {
+		const struct perf_side_cc *s = &c->side[i].cc;
+
+		if (!s->known)
+			continue;
+		printf("%s\"%s\": {\"ce_received\": %" PRIu64 ", \"cnps_sent\": %" PRIu64
+		       ", \"cnps_received\": %" PRIu64 ", \"rate_decreases\": %" PRIu64
+		       ", \"rate_increases\": %" PRIu64 ", \"paced\": %" PRIu64
+		       ", \"paced_qps\": %u, \"rate_min_mbps\": %" PRIu64
+		       ", \"rate_max_mbps\": %" PRIu64 ", \"lowest_rate_mbps\": %" PRIu64 "}",
+		       first ? ", \"cc\": {" : ", ", side_names[i], s->ce_received, s->cnps_sent,
+		       s->cnps_received, s->rate_decreases, s->rate_increases, s->paced,
+		       s->paced_qps, s->rate_min_mbps, s->rate_max_mbps, s->lowest_mbps);
+		first = false;
+	}
+	if (!first)
+		printf("}");
 }
 
 /* A side's own cycles per message by stage, inside its object. */
@@ -430,6 +479,7 @@ json_cost(const struct perf_opts *o, const struct perf_cost *c, uint64_t size)
 	if (c->nb_engines > 0)
 		printf("]}");
 	printf("}");
+	json_cc(c);
 }
 
 static void

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The generic port driver: any ethdev, no offloads. droce computes the
+ * The generic port driver: any ethdev, no offloads but VLAN insertion
+ * where the ethdev has it. droce computes the
  * IPv4 header checksum itself (droce_l3_hdr_write()), leaves the UDP
  * checksum 0 as RoCEv2 allows, and classifies every received frame in
  * software, so all this driver has to do is configure the ethdev plainly.
@@ -46,6 +47,7 @@ droce_drv_generic_configure(struct droce_port_drv_ctx *ctx)
 	 * segment, payload in others): let the PMD take them where it can. */
 	if (ctx->dev_info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	droce_drv_tx_vlan(ctx, &conf);
 	if (ctx->nb_queues > 1)
 		generic_rss(ctx, &conf);
 	ret = rte_eth_dev_configure(ctx->port_id, ctx->nb_queues, ctx->nb_queues, &conf);
@@ -65,9 +67,8 @@ droce_drv_generic_start(struct droce_port_drv_ctx *ctx)
 	 * RX path drops the rest anyway, but a NIC that filters saves it the
 	 * work. Allmulticast stays as the PMD has it: broadcast reaches every
 	 * port without it, and the port adds the MACs of the UD multicast
-	 * groups it joins (droce_mcast.c). IPv6 neighbour discovery's
-	 * solicited-node MACs are not added yet: they reach droce on ports
-	 * that do not filter multicast (docs/nics.md). PMDs without RX modes
+	 * groups it joins and those IPv6 neighbour discovery needs
+	 * (droce_mcast.c). PMDs without RX modes
 	 * (ring, memif) say -ENOTSUP, which is fine.
 	 */
 	ret = rte_eth_promiscuous_disable(ctx->port_id);

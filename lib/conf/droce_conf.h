@@ -98,6 +98,16 @@ int droce_conf_from_env(struct droce_conf *c, char *err, size_t errlen);
 int droce_conf_fault_parse(const char *s, struct droce_fault_conf *c, char *err, size_t errlen);
 
 /**
+ * Set one of the [portN] keys of congestion control (ecn, cnp_interval_us,
+ * dcqcn, bottleneck; docs/congestion.md) of @p pc to @p val, as the
+ * configuration file takes it. For applications that attach ports with
+ * their own struct droce_port_conf (start it with droce_cc_conf_default()).
+ * @return 0, or -EINVAL with a message in @p err.
+ */
+int droce_conf_cc_set(struct droce_port_conf *pc, const char *key, const char *val,
+		      char *err, size_t errlen);
+
+/**
  * Free what droce_conf_load() allocated (the EAL argument strings, which
  * share one allocation that eal_argv[0] points to: rte_eal_init() may
  * reorder the rest of an eal_argv it is given). Safe to call twice.

@@ -10,6 +10,7 @@
 #include <rte_common.h>
 #include <rte_kvargs.h>
 
+#include "droce_conf.h"
 #include "droce_conf_priv.h"
 
 /* One number of a key=value list: where it goes and what it may be. */

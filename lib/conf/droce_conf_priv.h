@@ -16,11 +16,4 @@ bool droce_conf_uint(const char *s, unsigned long min, unsigned long max, unsign
 /** The [portN] keys of congestion control (droce_conf_cc.c). */
 #define DROCE_CONF_CC_KEYS "ecn, cnp_interval_us, dcqcn, bottleneck"
 
-/**
- * Set congestion-control key @p key (one of DROCE_CONF_CC_KEYS) of @p pc
- * to @p val. @return 0, or -EINVAL with a message in @p err.
- */
-int droce_conf_cc_set(struct droce_port_conf *pc, const char *key, const char *val,
-		      char *err, size_t errlen);
-
 #endif /* DROCE_CONF_PRIV_H */

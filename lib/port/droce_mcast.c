@@ -10,10 +10,14 @@
  * 33:33 and the low 32 bits), as rxe sends them through the kernel.
  *
  * The table is written by application threads and read by the engine
- * only for multicast frames, under a reader-writer lock. Joining the
- * first QP to a MAC programs the ethdev's multicast filter, or turns on
- * all-multicast reception where the PMD has no filter list (virtual
- * ports); droce then filters by MAC itself, as it does for unicast.
+ * only for multicast frames, under a reader-writer lock. The ethdev's
+ * multicast filter holds the MACs of the groups joined and those IPv6
+ * neighbour discovery needs (all nodes, and the solicited-node group of
+ * each IPv6 GID: a peer's NS for one of droce's addresses goes there),
+ * programmed when the GID table is built and whenever a group comes or
+ * goes; where the PMD has no filter list (virtual ports) all-multicast
+ * reception goes on instead, and droce filters by MAC itself, as it does
+ * for unicast.
  */
 #include <errno.h>
 #include <string.h>
@@ -50,18 +54,50 @@ mcast_find(struct droce_mcast *mc, const uint8_t gid[16])
 	return NULL;
 }
 
-/* The ethdev accepts the MACs of the groups now joined; under the write lock. */
+/* Add @p mac to the @p n MACs of @p macs unless it is there. @return the count. */
+static unsigned
+mac_add(struct rte_ether_addr *macs, unsigned n, const struct rte_ether_addr *mac)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (rte_is_same_ether_addr(&macs[i], mac))
+			return n;
+	macs[n] = *mac;
+	return n + 1;
+}
+
+unsigned
+droce_port_mcast_macs(const struct droce_port *p, struct rte_ether_addr *macs)
+{
+	static const struct rte_ether_addr all_nodes = {{ 0x33, 0x33, 0, 0, 0, 1 }};
+	const struct droce_mcast *mc = &p->mcast;
+	unsigned n = 0;
+
+	for (int i = 0; i < p->nb_gids; i++) {
+		const uint8_t *g = p->gids[i];
+		/* RFC 4291 2.7.1: ff02::1:ffXX:XXXX, at 33:33 and its low 32 bits */
+		struct rte_ether_addr sn = {{ 0x33, 0x33, 0xff, g[13], g[14], g[15] }};
+
+		if (droce_gid_is_v4mapped(g))
+			continue;
+		n = mac_add(macs, n, &all_nodes);
+		n = mac_add(macs, n, &sn);
+	}
+	for (unsigned i = 0; i < mc->nb_groups; i++)
+		n = mac_add(macs, n, &mc->groups[i].mac);
+	return n;
+}
+
+/* The ethdev accepts the multicast MACs the port needs now; under the
+ * write lock. */
 static void
 mcast_filter(struct droce_port *p)
 {
 	struct droce_mcast *mc = &p->mcast;
-	struct rte_ether_addr macs[DROCE_MCAST_MAX];
+	struct rte_ether_addr macs[DROCE_PORT_MCAST_MACS];
+	uint32_t n = droce_port_mcast_macs(p, macs);
 	bool all;
 
-	for (unsigned i = 0; i < mc->nb_groups; i++)
-		macs[i] = mc->groups[i].mac;
-	all = rte_eth_dev_set_mc_addr_list(p->port_id, macs, mc->nb_groups) != 0 &&
-	      mc->nb_groups > 0;
+	all = rte_eth_dev_set_mc_addr_list(p->port_id, macs, n) != 0 && n > 0;
 	if (all != mc->allmulti) {
 		if (all)
 			rte_eth_allmulticast_enable(p->port_id);
@@ -69,6 +105,14 @@ mcast_filter(struct droce_port *p)
 			rte_eth_allmulticast_disable(p->port_id);
 		mc->allmulti = all;
 	}
+}
+
+void
+droce_port_mcast_sync(struct droce_port *p)
+{
+	rte_rwlock_write_lock(&p->mcast.lock);
+	mcast_filter(p);
+	rte_rwlock_write_unlock(&p->mcast.lock);
 }
 
 int

@@ -292,6 +292,7 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	if (ret != 0)
 		goto fail;
 	droce_gid_table_build(p);
+	droce_port_mcast_sync(p);
 	if (conf->capture != NULL) {
 		ret = droce_port_capture_start(p, conf->capture);
 		if (ret != 0) {

@@ -202,6 +202,12 @@ void droce_gid_format(const uint8_t gid[16], char *buf, size_t len);
  * frames (copies[i] NULL for others; @return whether any was made), then
  * looped back for the frames it took. */
 bool droce_port_mcast_accept(struct droce_port *p, const struct rte_ether_hdr *eh);
+/* The multicast MACs the port takes from the link (IPv6 ND's, then the
+ * groups'), at most DROCE_PORT_MCAST_MACS; and the ethdev's filter set to
+ * them (all-multicast where the PMD has no list), after a GID change. */
+#define DROCE_PORT_MCAST_MACS (1 + DROCE_GID_TABLE_LEN + DROCE_MCAST_MAX)
+unsigned droce_port_mcast_macs(const struct droce_port *p, struct rte_ether_addr *macs);
+void droce_port_mcast_sync(struct droce_port *p);
 bool droce_port_mcast_copy(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n,
 			   struct rte_mbuf **copies);
 void droce_port_mcast_copies_done(struct droce_port_queue *pq, struct rte_mbuf **copies,

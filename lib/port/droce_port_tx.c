@@ -59,6 +59,29 @@ tx_is_local(const struct droce_port *p, const struct rte_mbuf *m)
 	return false;
 }
 
+/* The ethdev inserts 802.1Q tags (caps.tx_vlan_insert): each tag droce
+ * wrote moves into its mbuf, and the NIC tags the frame as it leaves. A
+ * frame the ethdev did not take comes here again untagged, and stays as
+ * it is. */
+static void
+tx_vlan_offload(struct rte_mbuf **pkts, uint16_t n)
+{
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+		const struct rte_vlan_hdr *vh = (const struct rte_vlan_hdr *)(eh + 1);
+
+		if (eh->ether_type != RTE_BE16(RTE_ETHER_TYPE_VLAN) ||
+		    rte_pktmbuf_data_len(m) < sizeof(*eh) + sizeof(*vh))
+			continue;
+		m->vlan_tci = rte_be_to_cpu_16(vh->vlan_tci);
+		m->ol_flags |= RTE_MBUF_F_TX_VLAN;
+		/* the MACs over the tag: the ethertype after it follows them */
+		memmove((uint8_t *)eh + RTE_VLAN_HLEN, eh, 2 * RTE_ETHER_ADDR_LEN);
+		rte_pktmbuf_adj(m, RTE_VLAN_HLEN);
+	}
+}
+
 static uint16_t
 tx_wire(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture *c,
 	struct rte_mbuf **pkts, uint16_t n)
@@ -78,6 +101,8 @@ tx_wire(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture 
 		droce_capture_copy(c, p->port_id, pkts, n, RTE_PCAPNG_DIRECTION_OUT,
 				   copies);
 	loop = droce_port_mcast_copy(p, pkts, n, mcast);
+	if (p->drv_ctx.caps.tx_vlan_insert)
+		tx_vlan_offload(pkts, n);
 	t0 = rte_get_tsc_cycles();
 	k = rte_eth_tx_burst(p->port_id, pq->qid, pkts, n);
 	/* the port's cycles, not droce's */

@@ -13,8 +13,10 @@
  * QP that burst at the speed of memory after every idle spell (a
  * retransmission timeout, say) would refill the queue DCQCN just drained.
  */
+#include <errno.h>
 #include <string.h>
 
+#include "droce.h"
 #include "droce_transport.h"
 
 void
@@ -76,10 +78,14 @@ droce_cc_rx_cnp(struct droce_tx *tx, struct droce_qp *qp)
 		droce_dcqcn_init(d, &tx->cc.params, tx->now);
 	} else {
 		/* Alpha's timer stood while the QP ran at line rate. */
+		uint64_t inc = droce_dcqcn_increases(d);
+
 		droce_dcqcn_tick(d, &tx->cc.params, tx->now);
+		tx->ccs->rate_increases += droce_dcqcn_increases(d) - inc;
 	}
 	droce_dcqcn_on_cnp(d, &tx->cc.params, tx->now);
-	qp->cc.limited = true;
+	/* Written by the engine, read by droce_qp_cc() from any thread. */
+	__atomic_store_n(&qp->cc.limited, true, __ATOMIC_RELEASE);
 	tx->ccs->rate_decreases++;
 }
 
@@ -88,9 +94,42 @@ droce_cc_pace(struct droce_tx *tx, struct droce_qp *qp, uint32_t bytes)
 {
 	struct droce_dcqcn *d = &qp->cc.dcqcn;
 	const struct droce_dcqcn_params *p = &tx->cc.params;
+	uint64_t inc = droce_dcqcn_increases(d);
+	bool ok;
+
 	droce_dcqcn_tick(d, p, tx->now);
-	if (droce_dcqcn_may_send(d, p, bytes, tx->now))
-		return true;
-	tx->ccs->paced++;
-	return false;
+	ok = droce_dcqcn_may_send(d, p, bytes, tx->now);
+	tx->ccs->rate_increases += droce_dcqcn_increases(d) - inc;
+	if (!ok)
+		tx->ccs->paced++;
+	return ok;
+}
+
+/* Bytes per second to megabits per second. */
+static uint64_t
+bps_to_mbps(uint64_t bps)
+{
+	return bps * 8 / 1000000u;
+}
+
+int
+droce_qp_cc(struct ibv_qp *ibqp, struct droce_qp_cc *cc)
+{
+	const struct droce_qp *qp;
+
+	if (ibqp == NULL || cc == NULL)
+		return -EINVAL;
+	qp = droce_qp_of(ibqp);
+	memset(cc, 0, sizeof(*cc));
+	/* The engine writes these; aligned 64-bit loads see each whole, and
+	 * a report may mix the rate of one iteration with another's count. */
+	cc->paced = __atomic_load_n(&qp->cc.limited, __ATOMIC_ACQUIRE);
+	if (cc->paced) {
+		cc->rate_mbps = bps_to_mbps(__atomic_load_n(&qp->cc.dcqcn.rc, __ATOMIC_RELAXED));
+		cc->min_rate_mbps =
+			bps_to_mbps(__atomic_load_n(&qp->cc.dcqcn.rc_min, __ATOMIC_RELAXED));
+	}
+	cc->cnps_sent = __atomic_load_n(&qp->stats.cnps_sent, __ATOMIC_RELAXED);
+	cc->cnps_received = __atomic_load_n(&qp->stats.cnps_rcvd, __ATOMIC_RELAXED);
+	return 0;
 }

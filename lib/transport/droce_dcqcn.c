@@ -4,6 +4,8 @@
  */
 #include <string.h>
 
+#include <rte_common.h>
+
 #include "droce_dcqcn.h"
 
 /* A timer that fell this many periods behind (the engine slept, or the
@@ -91,7 +93,7 @@ void
 droce_dcqcn_init(struct droce_dcqcn *d, const struct droce_dcqcn_params *p, uint64_t now)
 {
 	memset(d, 0, sizeof(*d));
-	d->rc = d->rt = p->line_rate;
+	d->rc = d->rt = d->rc_min = p->line_rate;
 	d->alpha = DROCE_DCQCN_ALPHA_ONE;
 	d->rate_timer_at = now + p->rate_timer_tsc;
 	d->alpha_timer_at = now + p->alpha_timer_tsc;
@@ -118,6 +120,8 @@ droce_dcqcn_on_cnp(struct droce_dcqcn *d, const struct droce_dcqcn_params *p, ui
 	d->rate_timer_at = now + p->rate_timer_tsc;
 	d->alpha_timer_at = now + p->alpha_timer_tsc;
 	rate_clamp(d, p);
+	if (d->rc < d->rc_min)
+		d->rc_min = d->rc;
 	pacer_rate_set(d, p);
 }
 
@@ -150,7 +154,14 @@ droce_dcqcn_tick(struct droce_dcqcn *d, const struct droce_dcqcn_params *p, uint
 		while (n-- != 0 && d->alpha != 0)
 			d->alpha -= (d->alpha >> p->g_shift) != 0 ? d->alpha >> p->g_shift : 1;
 	}
-	n = periods_due(&d->rate_timer_at, p->rate_timer_tsc, now);
+	/* Rate stages that fell behind count F at most (one when F is 0):
+	 * fast recovery back to the target, the rate before the last cut.
+	 * Increases beyond it probe the path, and a QP that did not send
+	 * (its engine lost the CPU, or it had nothing) probed nothing: all
+	 * of them at once would send every such QP back at line rate into
+	 * the queue that cut it. */
+	n = RTE_MIN(periods_due(&d->rate_timer_at, p->rate_timer_tsc, now),
+		    RTE_MAX((uint32_t)p->fast_recovery, 1u));
 	while (n-- != 0 && (d->rc != p->line_rate || d->rt != p->line_rate)) {
 		d->t_stage++;
 		rate_increase(d, p);

@@ -70,6 +70,7 @@ struct droce_dcqcn_stats {
 /** One QP's reaction point and pacer. */
 struct droce_dcqcn {
 	uint64_t rc, rt;          /**< current and target rate, bytes/s */
+	uint64_t rc_min;          /**< the lowest R_C since droce_dcqcn_init() */
 	uint32_t alpha;           /**< congestion estimate, DROCE_DCQCN_ALPHA_ONE = 1 */
 	uint32_t t_stage;         /**< timer stages since the last cut */
 	uint32_t bc_stage;        /**< byte-counter stages since the last cut */
@@ -85,6 +86,13 @@ struct droce_dcqcn {
 	uint64_t refilled_at;     /**< TSC of the last refill */
 	struct droce_dcqcn_stats stats;
 };
+
+/** Increase stages of every kind @p d went through. */
+static inline uint64_t
+droce_dcqcn_increases(const struct droce_dcqcn *d)
+{
+	return d->stats.fast_recoveries + d->stats.additive + d->stats.hyper;
+}
 
 /** Start a QP at line rate with alpha 1 (the paper's initial value). */
 void droce_dcqcn_init(struct droce_dcqcn *d, const struct droce_dcqcn_params *p, uint64_t now);

@@ -74,6 +74,7 @@ struct droce_rx_stats {
 	X(cnps_suppressed)   /* CE marks within a QP's CNP interval, or unsendable */ \
 	X(cnps_received)     /* CNPs received for the engine's QPs */	\
 	X(rate_decreases)    /* DCQCN rate cuts */			\
+	X(rate_increases)    /* DCQCN rate increase stages */		\
 	X(paced)             /* times a QP's next frame waited for its rate */
 
 /** The counters of DROCE_CC_STATS, written by one engine only. */

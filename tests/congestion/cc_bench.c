@@ -1,24 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The congestion bench (docs/congestion.md): N RC QPs of one droce device
- * stream 64 KiB RDMA WRITEs to N QPs of a second device, through one
- * bottleneck on the receiver's port (a queue that drains at a set rate,
- * marks CE above a threshold and drops on overflow, as a switch port
- * does). The two devices sit on ring ethdevs connected back to back in
- * this one process, and this thread runs both engines, so the bench needs
- * no NIC, no second process and no second core.
+ * The congestion bench (docs/congestion.md): two sender devices, N/2 RC
+ * QPs each, stream 64 KiB RDMA WRITEs to N QPs of a receiver device,
+ * through one bottleneck on the receiver's port (a queue that drains at a
+ * set rate, marks CE above a threshold and drops on overflow, as a switch
+ * port does). The three devices sit on ring ethdevs in this one process:
+ * both senders transmit into the receiver's RX ring, as two hosts into
+ * one switch port, and the bench forwards what the receiver sends to the
+ * sender whose MAC it names (a copy to each for a broadcast), as the
+ * switch would. This thread runs every engine, so the bench needs no NIC,
+ * no second process and no second core.
  *
  * It runs the same load twice, with DCQCN off and on, and prints per run:
- * goodput, each QP's share and Jain's fairness index, the bottleneck's
- * drops, marks and longest queue, CNPs, rate cuts, retransmissions.
- * --csv writes every QP's goodput per millisecond (the plot in
- * docs/congestion.md); --check exits 1 unless DCQCN keeps the queue from
- * overflowing (drops at most 0.1% of the frames), shares the rate (Jain's
- * index >= 0.9) and the run without it lost frames and retransmitted.
+ * goodput, each sender's and each QP's share and Jain's fairness index
+ * over both, the bottleneck's drops, marks and longest queue, CNPs, rate
+ * cuts, retransmissions. --csv writes every QP's goodput per millisecond
+ * (the plot in docs/congestion.md); --check exits 1 unless DCQCN keeps
+ * the queue from overflowing (drops at most 0.1% of the frames), shares
+ * the rate between the senders and between the QPs (Jain's index >= 0.9
+ * over each) and the run without it lost frames and retransmitted.
  *
  * Usage: cc_bench [--qps N] [--seconds S] [--rate MBPS] [--queue BYTES]
  *                 [--mark BYTES] [--timer-us US] [--csv FILE] [--check]
- * (defaults: 4 QPs, 1 s, 1000 Mb/s, 512 KiB, 32 KiB, 300 us).
+ * (defaults: 4 QPs, two per sender, 1 s, 1000 Mb/s, 512 KiB, 32 KiB, 300 us).
  *
  * The bottleneck is 1 Gb/s, a fortieth of the paper's 40 Gb/s links, so
  * the bench sets DCQCN's rate and alpha timers to 300 us (ConnectX's
@@ -44,13 +48,14 @@
 #include "droce_test.h"
 
 #define MAX_QPS 8
+#define SENDERS 2
 #define MSG (64 * 1024)
 #define DEPTH 4                      /* WRITEs outstanding per QP */
 #define SAMPLE_US 1000
 #define MAX_SAMPLES 20000
 
 struct opts {
-	unsigned qps;
+	unsigned qps;                /* in all: half from each sender */
 	double seconds;
 	uint32_t rate_mbps, queue, mark;
 	uint32_t timer_us;           /* DCQCN's rate and alpha timers; 0: the default */
@@ -60,6 +65,7 @@ struct opts {
 
 struct side {
 	unsigned dev;
+	unsigned nqps;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -70,13 +76,18 @@ struct side {
 };
 
 struct result {
-	double gbps, jain;
+	double gbps, jain, jain_senders;
 	double share[MAX_QPS];
+	double sender_share[SENDERS];
 	uint64_t frames, dropped, marked, max_queue, cnps, cuts, retransmits, timeouts;
 	unsigned failed;             /* QPs that gave up (retry counter exceeded) */
 };
 
 static uint64_t samples[MAX_SAMPLES][MAX_QPS];
+
+/* Hosts: the receiver is 0, sender s is 1 + s; host h has the address
+ * 10.77.0.(1 + h) and the MAC 02:77:00:00:00:(1 + h). */
+enum { RECEIVER = 0 };
 
 static struct rte_ring *
 ring(const char *what, unsigned run)
@@ -87,20 +98,31 @@ ring(const char *what, unsigned run)
 	return rte_ring_create(name, 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
 }
 
+/* An ethdev on rings @p rx and @p tx, named after @p what and the run. */
+static int
+ring_port(const char *what, unsigned run, struct rte_ring *rx, struct rte_ring *tx)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "ccb_%s%u", what, run);
+	return rte_eth_from_rings(name, &rx, 1, &tx, 1, SOCKET_ID_ANY);
+}
+
 static void
-side_open(struct side *s, int port, uint32_t ip, const struct opts *o, bool receiver,
+side_open(struct side *s, int port, unsigned host, unsigned nqps, const struct opts *o,
 	  bool dcqcn)
 {
 	struct droce_port_conf conf = {
-		.port_id = (uint16_t)port, .ipv4 = ip, .ipv4_prefix = 24, .mtu = 4096,
-		.link_up = true,
+		.port_id = (uint16_t)port, .ipv4 = RTE_IPV4(10, 77, 0, 1 + host), .ipv4_prefix = 24,
+		.mtu = 4096, .link_up = true, .mac_set = true,
+		.mac.addr_bytes = { 0x02, 0x77, 0, 0, 0, (uint8_t)(1 + host) },
 	};
 
 	droce_cc_conf_default(&conf.cc);
 	conf.cc.dcqcn = dcqcn;
 	if (o->timer_us != 0)
 		conf.cc.dcqcn_conf.rate_timer_us = conf.cc.dcqcn_conf.alpha_timer_us = o->timer_us;
-	if (receiver)
+	if (host == RECEIVER)
 		conf.bottleneck = (struct droce_bottleneck_conf){
 			.rate_mbps = o->rate_mbps, .queue_bytes = o->queue, .mark_bytes = o->mark };
 	if (droce_dev_attach(&conf, &s->dev) != 0 ||
@@ -118,7 +140,8 @@ side_open(struct side *s, int port, uint32_t ip, const struct opts *o, bool rece
 		fprintf(stderr, "cc_bench: verbs setup failed\n");
 		exit(2);
 	}
-	for (unsigned i = 0; i < o->qps; i++) {
+	s->nqps = nqps;
+	for (unsigned i = 0; i < nqps; i++) {
 		struct ibv_qp_init_attr ia = {
 			.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_RC,
 			.cap = { .max_send_wr = DEPTH, .max_recv_wr = 1, .max_send_sge = 1,
@@ -134,9 +157,9 @@ side_open(struct side *s, int port, uint32_t ip, const struct opts *o, bool rece
 }
 
 static void
-side_close(struct side *s, unsigned qps)
+side_close(struct side *s)
 {
-	for (unsigned i = 0; i < qps; i++)
+	for (unsigned i = 0; i < s->nqps; i++)
 		ibv_destroy_qp(s->qp[i]);
 	ibv_dereg_mr(s->mr);
 	ibv_destroy_cq(s->cq);
@@ -146,40 +169,150 @@ side_close(struct side *s, unsigned qps)
 	free(s->buf);
 }
 
+/* Sender @p a's QP @p i to the receiver's QP @p j. */
 static void
-connect_pair(struct side *a, struct side *b, unsigned i)
+connect_pair(struct side *a, unsigned i, struct side *b, unsigned j)
 {
 	/* Timeout 14 (67 ms, what perftest and most programs set): a loss
 	 * costs one, then go-back-N resends the rest of the window. */
-	struct droce_test_path pa = { .dqpn = b->qp[i]->qp_num, .dgid = b->gid, .psn = 1,
+	struct droce_test_path pa = { .dqpn = b->qp[j]->qp_num, .dgid = b->gid, .psn = 1,
 				      .mtu = IBV_MTU_4096, .timeout = 14, .retry_cnt = 7 };
 	struct droce_test_path pb = { .dqpn = a->qp[i]->qp_num, .dgid = a->gid, .psn = 1,
 				      .mtu = IBV_MTU_4096, .timeout = 14, .retry_cnt = 7 };
 
-	if (droce_test_connect(a->qp[i], &pa) != 0 || droce_test_connect(b->qp[i], &pb) != 0) {
+	if (droce_test_connect(a->qp[i], &pa) != 0 || droce_test_connect(b->qp[j], &pb) != 0) {
 		fprintf(stderr, "cc_bench: connect failed\n");
 		exit(2);
 	}
 }
 
+/* The network of one run: both senders transmit into the receiver's RX
+ * ring (to_rx); the receiver transmits into from_rx, which switch_frames()
+ * empties into the senders' RX rings (to_tx). */
+struct net {
+	struct rte_ring *to_rx, *from_rx, *to_tx[SENDERS];
+	int port_rx, port_tx[SENDERS];
+	struct side rx, tx[SENDERS];
+};
+
+/* The switch's other direction: each frame the receiver sent goes to the
+ * sender whose MAC it is addressed to, a broadcast (ARP) to both. */
+static void
+switch_frames(struct net *n)
+{
+	struct rte_mbuf *m[32], *c;
+	unsigned k, nb, s;
+
+	nb = rte_ring_dequeue_burst(n->from_rx, (void **)m, RTE_DIM(m), NULL);
+	for (k = 0; k < nb; k++) {
+		const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m[k], const struct rte_ether_hdr *);
+
+		if (rte_is_broadcast_ether_addr(&eh->dst_addr)) {
+			c = rte_pktmbuf_copy(m[k], m[k]->pool, 0, UINT32_MAX);
+			if (c != NULL && rte_ring_enqueue(n->to_tx[1], c) != 0)
+				rte_pktmbuf_free(c);
+			s = 0;
+		} else {
+			/* the MACs end in 1 + host: senders are hosts 1 and 2 */
+			s = (unsigned)eh->dst_addr.addr_bytes[5] - 2;
+		}
+		if (s >= SENDERS || rte_ring_enqueue(n->to_tx[s], m[k]) != 0)
+			rte_pktmbuf_free(m[k]);
+	}
+}
+
+/* Every engine once. The senders take turns at going first, so neither
+ * finds the bottleneck's queue fuller than the other does. */
+static void
+poll_all(struct net *n, unsigned turn)
+{
+	droce_dev_poll(n->tx[turn & 1].dev);
+	droce_dev_poll(n->tx[(turn & 1) ^ 1].dev);
+	droce_dev_poll(n->rx.dev);
+	switch_frames(n);
+}
+
 /* The senders' QPs to the error state (they send nothing more), then
- * both engines for a while, so the receiver takes in what is still on
+ * every engine for a while, so the receiver takes in what is still on
  * its way. */
 static void
-stop_senders(struct side *a, struct side *b, unsigned qps)
+stop_senders(struct net *n)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 5;
 	struct ibv_wc wc[32];
+	unsigned turn = 0;
 
-	for (unsigned i = 0; i < qps; i++)
-		ibv_modify_qp(a->qp[i], &attr, IBV_QP_STATE);
+	for (unsigned s = 0; s < SENDERS; s++)
+		for (unsigned i = 0; i < n->tx[s].nqps; i++)
+			ibv_modify_qp(n->tx[s].qp[i], &attr, IBV_QP_STATE);
 	while (rte_get_tsc_cycles() < end) {
-		droce_dev_poll(a->dev);
-		droce_dev_poll(b->dev);
-		while (ibv_poll_cq(a->cq, 32, wc) > 0)
-			;
+		poll_all(n, turn++);
+		for (unsigned s = 0; s < SENDERS; s++)
+			while (ibv_poll_cq(n->tx[s].cq, 32, wc) > 0)
+				;
 	}
+}
+
+static void
+ring_free(struct rte_ring *r)
+{
+	void *obj;
+
+	while (rte_ring_dequeue(r, &obj) == 0)
+		rte_pktmbuf_free(obj);
+}
+
+/* Sent frames point into the sender's memory (zero-copy TX over a ring
+ * ethdev hands over the mbufs themselves), and a sender's QPs are not
+ * destroyed before those frames are let go: stop the senders, let the
+ * receiver take in what is on its way, free what it sent, close it, free
+ * what it left in its RX ring, then close the senders. */
+static void
+net_close(struct net *n)
+{
+	stop_senders(n);
+	ring_free(n->from_rx);
+	for (unsigned s = 0; s < SENDERS; s++)
+		ring_free(n->to_tx[s]);
+	side_close(&n->rx);
+	ring_free(n->to_rx);
+	for (unsigned s = 0; s < SENDERS; s++)
+		side_close(&n->tx[s]);
+	/* Stopped, not closed: the next run's ethdevs get new port numbers,
+	 * so nothing named after a port number meets its old self. */
+	rte_eth_dev_stop((uint16_t)n->port_rx);
+	for (unsigned s = 0; s < SENDERS; s++)
+		rte_eth_dev_stop((uint16_t)n->port_tx[s]);
+}
+
+static void
+net_open(struct net *n, const struct opts *o, bool dcqcn, unsigned nrun)
+{
+	static const char *const names[SENDERS] = { "tx0_", "tx1_" };
+	unsigned half = o->qps / 2;
+
+	memset(n, 0, sizeof(*n));
+	n->to_rx = ring("in", nrun);
+	n->from_rx = ring("out", nrun);
+	n->port_rx = ring_port("rx", nrun, n->to_rx, n->from_rx);
+	if (n->to_rx == NULL || n->from_rx == NULL || n->port_rx < 0)
+		goto fail;
+	side_open(&n->rx, n->port_rx, RECEIVER, o->qps, o, dcqcn);
+	for (unsigned s = 0; s < SENDERS; s++) {
+		n->to_tx[s] = ring(names[s], nrun);
+		n->port_tx[s] = n->to_tx[s] == NULL ? -1 :
+				ring_port(names[s], nrun, n->to_tx[s], n->to_rx);
+		if (n->port_tx[s] < 0)
+			goto fail;
+		side_open(&n->tx[s], n->port_tx[s], 1 + s, half, o, dcqcn);
+		for (unsigned i = 0; i < half; i++)
+			connect_pair(&n->tx[s], i, &n->rx, s * half + i);
+	}
+	return;
+fail:
+	fprintf(stderr, "cc_bench: no ring ethdevs\n");
+	exit(2);
 }
 
 static int
@@ -207,35 +340,44 @@ jain(const double *x, unsigned n)
 	return s2 > 0 ? s * s / (n * s2) : 0;
 }
 
+/* The senders' DCQCN and reliability counters, summed. */
+struct tx_counts {
+	uint64_t cuts, retransmits, timeouts;
+};
+
+static void
+tx_counts(const struct net *n, struct tx_counts *c)
+{
+	struct droce_dev_stats st;
+
+	memset(c, 0, sizeof(*c));
+	for (unsigned s = 0; s < SENDERS; s++) {
+		droce_dev_stats(n->tx[s].dev, &st);
+		c->cuts += st.engine.cc.rate_decreases;
+		for (unsigned i = 0; i < n->tx[s].nqps; i++) {
+			const struct droce_qp *q = droce_qp_of(n->tx[s].qp[i]);
+
+			c->retransmits += q->stats.retransmits;
+			c->timeouts += q->stats.timeouts;
+		}
+	}
+}
+
 static void
 run(const struct opts *o, bool dcqcn, unsigned nrun, struct result *r, unsigned *nsamples)
 {
-	struct rte_ring *ab = ring("ab", nrun), *ba = ring("ba", nrun);
-	char name[32];
-	int pa, pb;
-	struct side a = { 0 }, b = { 0 };
+	struct net n;
+	unsigned half = o->qps / 2;
 	uint64_t done[MAX_QPS] = { 0 }, hz = rte_get_tsc_hz(), t0, end, next, warm;
-	unsigned outstanding[MAX_QPS] = { 0 }, ns = 0, failed = 0;
+	unsigned outstanding[MAX_QPS] = { 0 }, ns = 0, failed = 0, turn = 0;
 	bool dead[MAX_QPS] = { false };
-	struct droce_dev_stats sa, sb, sa0, sb0;
-	uint64_t rt0[MAX_QPS], to0[MAX_QPS];
+	struct droce_dev_stats sb, sb0;
+	struct tx_counts c0, c1;
 	bool measuring = false;
 	struct ibv_wc wc[32];
 	uint64_t total = 0;
-	void *obj = NULL;
 
-	snprintf(name, sizeof(name), "ccb_a%u", nrun);
-	pa = rte_eth_from_rings(name, &ba, 1, &ab, 1, SOCKET_ID_ANY);
-	snprintf(name, sizeof(name), "ccb_b%u", nrun);
-	pb = rte_eth_from_rings(name, &ab, 1, &ba, 1, SOCKET_ID_ANY);
-	if (ab == NULL || ba == NULL || pa < 0 || pb < 0) {
-		fprintf(stderr, "cc_bench: no ring ethdevs\n");
-		exit(2);
-	}
-	side_open(&a, pa, RTE_IPV4(10, 77, 0, 1), o, false, dcqcn);
-	side_open(&b, pb, RTE_IPV4(10, 77, 0, 2), o, true, dcqcn);
-	for (unsigned i = 0; i < o->qps; i++)
-		connect_pair(&a, &b, i);
+	net_open(&n, o, dcqcn, nrun);
 	/* A quarter second to warm up (ARP, first rate cuts), then measure. */
 	t0 = rte_get_tsc_cycles();
 	warm = t0 + hz / 4;
@@ -243,36 +385,39 @@ run(const struct opts *o, bool dcqcn, unsigned nrun, struct result *r, unsigned 
 	next = warm + hz * SAMPLE_US / 1000000;
 	for (;;) {
 		uint64_t now = rte_get_tsc_cycles();
-		int n;
 
 		/* Counters from here on: the steady state, not the first burst
 		 * every QP sends at line rate before any CNP can come back. */
 		if (!measuring && now >= warm) {
 			measuring = true;
-			droce_dev_stats(a.dev, &sa0);
-			droce_dev_stats(b.dev, &sb0);
-			for (unsigned i = 0; i < o->qps; i++) {
-				rt0[i] = droce_qp_of(a.qp[i])->stats.retransmits;
-				to0[i] = droce_qp_of(a.qp[i])->stats.timeouts;
-			}
+			droce_dev_stats(n.rx.dev, &sb0);
+			tx_counts(&n, &c0);
 		}
+		/* QP k of the run is sender k / half's QP k % half. */
+		for (unsigned k = 0; k < o->qps; k++) {
+			struct side *a = &n.tx[k / half];
 
-		for (unsigned i = 0; i < o->qps; i++)
-			while (!dead[i] && outstanding[i] < DEPTH && post_write(&a, &b, i) == 0)
-				outstanding[i]++;
-		droce_dev_poll(a.dev);
-		droce_dev_poll(b.dev);
-		n = ibv_poll_cq(a.cq, 32, wc);
-		for (int k = 0; k < n; k++) {
-			outstanding[wc[k].wr_id]--;
-			/* Congestion collapse: the QP gave up. It stays dead. */
-			if (wc[k].status != IBV_WC_SUCCESS) {
-				failed += !dead[wc[k].wr_id];
-				dead[wc[k].wr_id] = true;
-				continue;
+			while (!dead[k] && outstanding[k] < DEPTH &&
+			       post_write(a, &n.rx, k % half) == 0)
+				outstanding[k]++;
+		}
+		poll_all(&n, turn++);
+		for (unsigned s = 0; s < SENDERS; s++) {
+			int got = ibv_poll_cq(n.tx[s].cq, 32, wc);
+
+			for (int i = 0; i < got; i++) {
+				unsigned k = s * half + (unsigned)wc[i].wr_id;
+
+				outstanding[k]--;
+				/* Congestion collapse: the QP gave up. It stays dead. */
+				if (wc[i].status != IBV_WC_SUCCESS) {
+					failed += !dead[k];
+					dead[k] = true;
+					continue;
+				}
+				if (now >= warm)
+					done[k] += MSG;
 			}
-			if (now >= warm)
-				done[wc[k].wr_id] += MSG;
 		}
 		if (now >= next && ns < MAX_SAMPLES) {
 			memcpy(samples[ns++], done, sizeof(done));
@@ -281,50 +426,41 @@ run(const struct opts *o, bool dcqcn, unsigned nrun, struct result *r, unsigned 
 		if (now >= end)
 			break;
 	}
-	droce_dev_stats(a.dev, &sa);
-	droce_dev_stats(b.dev, &sb);
+	droce_dev_stats(n.rx.dev, &sb);
+	tx_counts(&n, &c1);
 	memset(r, 0, sizeof(*r));
-	for (unsigned i = 0; i < o->qps; i++) {
-		const struct droce_qp *q = droce_qp_of(a.qp[i]);
-
-		total += done[i];
-		r->retransmits += q->stats.retransmits - rt0[i];
-		r->timeouts += q->stats.timeouts - to0[i];
+	for (unsigned k = 0; k < o->qps; k++)
+		total += done[k];
+	for (unsigned k = 0; k < o->qps; k++) {
+		r->share[k] = total != 0 ? (double)done[k] / (double)total : 0;
+		r->sender_share[k / half] += r->share[k];
 	}
-	for (unsigned i = 0; i < o->qps; i++)
-		r->share[i] = total != 0 ? (double)done[i] / (double)total : 0;
 	r->gbps = (double)total * 8 / o->seconds / 1e9;
 	r->jain = jain(r->share, o->qps);
+	r->jain_senders = jain(r->sender_share, SENDERS);
 	r->frames = sb.port.rx_bottleneck.frames - sb0.port.rx_bottleneck.frames;
 	r->dropped = sb.port.rx_bottleneck.dropped - sb0.port.rx_bottleneck.dropped;
 	r->marked = sb.port.rx_bottleneck.marked - sb0.port.rx_bottleneck.marked;
 	r->max_queue = sb.port.rx_bottleneck.max_queue_bytes;
 	r->cnps = sb.engine.cc.cnps_sent - sb0.engine.cc.cnps_sent;
-	r->cuts = sa.engine.cc.rate_decreases - sa0.engine.cc.rate_decreases;
+	r->cuts = c1.cuts - c0.cuts;
+	r->retransmits = c1.retransmits - c0.retransmits;
+	r->timeouts = c1.timeouts - c0.timeouts;
 	r->failed = failed;
 	*nsamples = ns;
-	/* Sent frames point into the sender's memory (zero-copy TX over a
-	 * ring ethdev hands over the mbufs themselves), and the sender's QPs
-	 * are not destroyed before those frames are let go: stop the
-	 * senders, let the receiver take in what is on its way, close it,
-	 * free what it left in its RX ring, then close the senders. */
-	stop_senders(&a, &b, o->qps);
-	side_close(&b, o->qps);
-	while (rte_ring_dequeue(ab, &obj) == 0)
-		rte_pktmbuf_free(obj);
-	side_close(&a, o->qps);
-	/* Stopped, not closed: the next run's ethdevs get new port numbers,
-	 * so nothing named after a port number meets its old self. */
-	rte_eth_dev_stop((uint16_t)pa);
-	rte_eth_dev_stop((uint16_t)pb);
+	net_close(&n);
 }
 
 static void
 print(const char *what, const struct opts *o, const struct result *r)
 {
-	printf("%-11s goodput %6.3f Gb/s  jain %.3f  shares", what, r->gbps, r->jain);
-	for (unsigned i = 0; i < o->qps; i++)
-		printf(" %.3f", r->share[i]);
+	unsigned half = o->qps / 2;
+
+	printf("%-11s goodput %6.3f Gb/s  senders: jain %.3f shares %.3f %.3f; QPs: jain %.3f "
+	       "shares", what, r->gbps, r->jain_senders, r->sender_share[0], r->sender_share[1],
+	       r->jain);
+	for (unsigned k = 0; k < o->qps; k++)
+		printf("%s%.3f", k % half == 0 ? (k == 0 ? " " : " | ") : " ", r->share[k]);
 	printf("\n            bottleneck: frames %" PRIu64 " dropped %" PRIu64 " marked %" PRIu64
 	       " longest queue (warm-up included) %" PRIu64 " B; cnps %" PRIu64 " rate cuts %" PRIu64
 	       " retransmits %" PRIu64 " timeouts %" PRIu64 "; QPs failed %u\n",
@@ -380,7 +516,8 @@ parse(int argc, char **argv, struct opts *o)
 		default: usage();
 		}
 	}
-	if (o->qps < 2 || o->qps > MAX_QPS || !(o->seconds > 0 && o->seconds <= 20) ||
+	/* an even number: half from each sender */
+	if (o->qps < 2 || o->qps > MAX_QPS || o->qps % 2 != 0 || !(o->seconds > 0 && o->seconds <= 20) ||
 	    o->rate_mbps == 0 || o->mark > o->queue)
 		usage();
 }
@@ -402,8 +539,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "cc_bench: EAL init failed\n");
 		return 2;
 	}
-	printf("%u QPs, 64 KiB WRITEs, bottleneck %u Mb/s, queue %u B, marking above %u B, "
-	       "DCQCN timers %u us, %.1f s each\n", o.qps, o.rate_mbps, o.queue, o.mark, o.timer_us,
+	printf("2 senders, %u QPs each, 64 KiB WRITEs, bottleneck %u Mb/s, queue %u B, marking above %u B, "
+	       "DCQCN timers %u us, %.1f s each\n", o.qps / 2, o.rate_mbps, o.queue, o.mark, o.timer_us,
 	       o.seconds);
 	run(&o, false, 0, &off, &ns_off);
 	if (o.csv != NULL && (f = fopen(o.csv, "w")) != NULL) {
@@ -427,8 +564,9 @@ main(int argc, char **argv)
 			fprintf(stderr, "check: with DCQCN %u QPs gave up\n", on.failed);
 			bad = 1;
 		}
-		if (on.jain < 0.9) {
-			fprintf(stderr, "check: with DCQCN Jain's index is %.3f\n", on.jain);
+		if (on.jain < 0.9 || on.jain_senders < 0.9) {
+			fprintf(stderr, "check: with DCQCN Jain's index is %.3f over the QPs, %.3f "
+				"over the senders\n", on.jain, on.jain_senders);
 			bad = 1;
 		}
 		if (off.dropped == 0 || (off.retransmits == 0 && off.failed == 0)) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Plot cc_bench --csv output: each QP's goodput over time, in 10 ms bins
+# Plot cc_bench --csv output: each QP's goodput over time (two senders), in 10 ms bins
 # (one 64 KiB WRITE completes in a millisecond at 500 Mb/s, so the raw
 # per-millisecond samples are all or nothing), DCQCN off above, on below.
 # Usage: plot.sh CSV PNG
@@ -26,10 +26,13 @@ awk -F, -v dir="$tmp" '
 			}
 	}' "$csv"
 nqp=$(head -1 "$csv" | awk -F, '{ print NF - 2 }')
+# The first half of the QPs are sender 0's, the rest sender 1's: solid
+# and dashed lines.
 plots() {
-	local f=$1 s="" i
+	local f=$1 s="" i q half=$((nqp / 2))
 	for ((i = 2; i <= nqp + 1; i++)); do
-		s+="${s:+, }'$f' using 1:$i with lines title 'QP $((i - 2))'"
+		q=$((i - 2))
+		s+="${s:+, }'$f' using 1:$i with lines dt $((q / half + 1)) title 'sender $((q / half)) QP $((q % half))'"
 	done
 	echo "$s"
 }

@@ -175,6 +175,35 @@ START_TEST(pacer_holds_the_rate)
 }
 END_TEST
 
+START_TEST(late_rate_timer_recovers_only)
+{
+	uint64_t rt, rc0;
+
+	/* After two cuts, a second without a tick (the engine lost its CPU,
+	 * or the QP sent nothing): F stages of fast recovery towards the
+	 * target, no additive or hyper-additive increase, and the rate
+	 * counts and the increases from there on as if the stages had just
+	 * begun. */
+	droce_dcqcn_on_cnp(&d, &par, 0);
+	droce_dcqcn_on_cnp(&d, &par, 0);
+	rt = d.rt;
+	rc0 = d.rc;
+	droce_dcqcn_tick(&d, &par, 1000 * 1000 * US);
+	ck_assert_uint_eq(d.t_stage, 5);
+	ck_assert_uint_eq(d.stats.fast_recoveries, 5);
+	ck_assert_uint_eq(d.stats.additive + d.stats.hyper, 0);
+	ck_assert_uint_eq(d.rt, rt);
+	ck_assert_uint_gt(d.rc, rc0);
+	ck_assert_uint_le(d.rc, rt);
+	ck_assert_uint_eq(d.rc_min, rc0);
+	ck_assert_uint_eq(droce_dcqcn_increases(&d), 5);
+	/* The next period on time: additive increase, one stage. */
+	droce_dcqcn_tick(&d, &par, 1000 * 1000 * US + 55 * US);
+	ck_assert_uint_eq(d.stats.additive, 1);
+	ck_assert_uint_eq(d.rt, rt + BPS(5));
+}
+END_TEST
+
 START_TEST(pacer_survives_long_idle)
 {
 	/* An hour without sending fills the bucket, no more, and nothing
@@ -223,6 +252,7 @@ main(void)
 	tcase_add_test(tc, fast_recovery_then_additive_then_hyper);
 	tcase_add_test(tc, rates_stay_within_bounds);
 	tcase_add_test(tc, pacer_holds_the_rate);
+	tcase_add_test(tc, late_rate_timer_recovers_only);
 	tcase_add_test(tc, pacer_survives_long_idle);
 	tcase_add_test(tc, bad_conf_refused);
 	suite_add_tcase(s, tc);

@@ -4,10 +4,18 @@
 # libibverbs.so.1 (net_af_packet port) against the same programs on rxe in
 # a QEMU guest booted by the rxe-peer harness (../shared/rxe-peer).
 #
-# Usage: run_rxe.sh [--ipv6] BUILD_DIR
+# Usage: run_rxe.sh [--ipv6] [--vlan] BUILD_DIR
 #   --ipv6  the QPs use IPv6 GIDs: droce's port gets fd77::2/64 (GID 2),
 #           the guest's eth0 fd77::11/64 (rxe0's GID 2); the guest finds
 #           droce's MAC with neighbour discovery, droce the guest's too
+#   --vlan  the RoCE traffic goes over VLAN 100: droce's port gets
+#           "vlan = 100" and 10.78.0.2/24, the guest a VLAN interface
+#           eth0.100 with 10.78.0.11/24 (rxe0 adds its GIDs, with the
+#           VLAN, to its table); every RoCE frame captured must carry the
+#           tag. The guest's initramfs gets the 8021q module for it (the
+#           harness packs only what rxe needs): a copy with it is kept in
+#           the cache as initrd-vlan.img. With --ipv6: fd78::2 and fd78::11
+#           on the VLAN instead.
 #
 # Prints one line per test and ends with "N passed, N failed"; exits
 # non-zero when a test failed. Exits 77 with "SKIP: <reason>" when the peer
@@ -26,11 +34,16 @@ set -uo pipefail
 t_start=$(date +%s%N)
 here=$(cd "$(dirname "$0")" && pwd)
 ipv6=0
-if [[ ${1:-} == --ipv6 ]]; then
-	ipv6=1
+vlan=0
+while [[ ${1:-} == --* ]]; do
+	case $1 in
+	--ipv6) ipv6=1 ;;
+	--vlan) vlan=1 ;;
+	*) echo "usage: run_rxe.sh [--ipv6] [--vlan] BUILD_DIR" >&2; exit 2 ;;
+	esac
 	shift
-fi
-build=$(realpath "${1:?usage: run_rxe.sh [--ipv6] BUILD_DIR}")
+done
+build=$(realpath "${1:?usage: run_rxe.sh [--ipv6] [--vlan] BUILD_DIR}")
 dropin=$build/lib/verbs/dropin
 peer=$(realpath -m "${DROCE_RXE_PEER:-$here/../../../shared/rxe-peer}")
 cache=${DROCE_RXE_CACHE:-/var/tmp/droce-rxe-peer}
@@ -93,7 +106,36 @@ if [[ ! -f $cache/vmlinuz || ! -f $cache/initrd.img ||
 	skip "the rxe peer cannot be built (QEMU or the Debian packages missing; $work/build.log)"
 fi
 command -v qemu-system-x86_64 > /dev/null || skip "qemu-system-x86_64 is not installed"
-ln -s "$cache/vmlinuz" "$cache/initrd.img" "$RXE_BUILD/"
+
+# vlan_initrd: $cache/initrd-vlan.img, the guest's initramfs with the
+# 8021q module and what it depends on (garp, mrp, stp, llc) taken from
+# the same Debian kernel package, remade when the initramfs is newer.
+vlan_initrd() {
+	local k=$work/kpkg root=$work/vlanroot kver deb
+	[[ $cache/initrd-vlan.img -nt $cache/initrd.img ]] && return 0
+	deb=$(ls "$cache"/debs/linux-image-[0-9]*.deb 2> /dev/null | head -n 1)
+	[[ -n $deb && -d $cache/rootfs ]] || return 1
+	dpkg-deb -x "$deb" "$k" || return 1
+	kver=$(ls "$k/lib/modules")
+	depmod -b "$k" "$kver" || return 1
+	cp -a "$cache/rootfs" "$root" || return 1
+	modprobe -d "$k" -S "$kver" --show-depends 8021q | awk '$1 == "insmod" { print $2 }' |
+		while read -r f; do
+			mkdir -p "$root$(dirname "${f#"$k"}")" && cp "$f" "$root${f#"$k"}"
+		done
+	depmod -b "$root" "$kver" || return 1
+	(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) > "$cache/initrd-vlan.img.tmp" &&
+		mv "$cache/initrd-vlan.img.tmp" "$cache/initrd-vlan.img"
+	rm -rf "$k" "$root"
+}
+initrd=$cache/initrd.img
+if (( vlan )); then
+	vlan_initrd > "$work/vlan-initrd.log" 2>&1 ||
+		{ keep=1; skip "no initramfs with 8021q ($work/vlan-initrd.log)"; }
+	initrd=$cache/initrd-vlan.img
+fi
+ln -s "$cache/vmlinuz" "$RXE_BUILD/"
+ln -s "$initrd" "$RXE_BUILD/initrd.img"
 t_boot=$(date +%s%N)
 if ! "$peer/up.sh" 1 > "$work/up.log" 2>&1; then
 	tail -n 10 "$work/up.log"
@@ -109,6 +151,7 @@ droce_ip=10.77.0.2
 host_ip=10.77.0.1
 rxe_ip=10.77.0.11
 gid=1
+rgid=1  # rxe0's GID index of the same kind
 # The RoCE addresses (the capture check's): IPv4, or IPv6 with --ipv6.
 roce_droce=$droce_ip
 roce_rxe=$rxe_ip
@@ -125,10 +168,20 @@ cat > "$work/droce.conf" <<-EOF
 	ipv4 = $droce_ip/24
 	mtu = 1024
 EOF
+if (( vlan )); then
+	roce_droce=10.78.0.2
+	roce_rxe=10.78.0.11
+	sed -i "s|^ipv4 = .*|ipv4 = $roce_droce/24\nvlan = 100|" "$work/droce.conf"
+fi
 if (( ipv6 )); then
 	gid=2
+	rgid=2
 	roce_droce=fd77::2
 	roce_rxe=fd77::11
+	if (( vlan )); then
+		roce_droce=fd78::2
+		roce_rxe=fd78::11
+	fi
 	echo "ipv6 = $roce_droce/64" >> "$work/droce.conf"
 fi
 
@@ -202,9 +255,24 @@ counters() {
 must_be_zero="out_of_seq_request rcvd_seq_err rcvd_rnr_err send_rnr_err retry_exceeded_err
 	retry_rnr_exceeded_err send_err link_downed"
 
-# With --ipv6 the guest's address becomes rxe0's GID 2 (the kernel adds
-# it a moment after the address).
-if (( ipv6 )); then
+# With --vlan the guest's RoCE address is on eth0.100: rxe0 adds a GID
+# for it (a moment after the address), at an index found here.
+if (( vlan )); then
+	if (( ipv6 )); then
+		vaddr="ip -6 addr add $roce_rxe/64 dev eth0.100 nodad" want=fd78:0000:0000:0000:0000:0000:0000:0011
+	else
+		vaddr="ip addr add $roce_rxe/24 dev eth0.100" want=0000:0000:0000:0000:0000:ffff:0a4e:000b
+	fi
+	# shellcheck disable=SC2016 # expanded by the guest's shell
+	rgid=$(guest -t 60 0 "modprobe 8021q && ip link add link eth0 name eth0.100 type vlan id 100 &&
+		ip link set eth0.100 up && $vaddr &&
+		for i in \$(seq 50); do
+			for g in /sys/class/infiniband/rxe0/ports/1/gids/*; do
+				[ \"\$(cat \$g)\" = $want ] && { echo \${g##*/}; exit 0; }
+			done; sleep 0.1; done; exit 1" 2> "$work/vlan.log") ||
+		{ cat "$work/vlan.log"; echo "run_rxe: rxe0 has no GID for $roce_rxe on eth0.100" >&2; exit 1; }
+	echo "rxe0's GID $rgid is $roce_rxe on VLAN 100"
+elif (( ipv6 )); then
 	guest -t 30 0 "ip -6 addr add $roce_rxe/64 dev eth0 nodad &&
 		for i in \$(seq 50); do grep -q '^fd77' /sys/class/infiniband/rxe0/ports/1/gids/2 && exit 0;
 		sleep 0.1; done; exit 1" > "$work/ipv6.log" 2>&1 ||
@@ -257,6 +325,10 @@ check() {
 	for d in $must_be_zero; do
 		(( $(delta "$d") == 0 )) || why+=("rxe $d +$(delta "$d")")
 	done
+	if (( vlan )); then
+		d=$(tshark -r "$cap" -Y 'udp.port == 4791 && !(vlan.id == 100)' 2> /dev/null | wc -l)
+		(( d == 0 )) || why+=("$d RoCE frames without the tag of VLAN 100")
+	fi
 	local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 	local info="$(( ms / 1000 )).$(( ms % 1000 / 100 )) s; droce->rxe $tx frames (rcvd_pkts +$rcvd, resent $tx_retx, duplicate_request +$dup), rxe->droce $rx (sent_pkts +$sent, resent $rx_retx)"
 	if (( ${#why[@]} == 0 )); then
@@ -326,7 +398,7 @@ for server in droce rxe; do
 		for ev in "" -e; do
 			run_test "pingpong-$server-server-$size${ev:+-events}" "$server" "^$iters iters in" \
 				ibv_rc_pingpong -d droce0 -g "$gid" -m 1024 -s "$size" -n "$iters" -c $ev -- \
-				ibv_rc_pingpong -d rxe0 -g "$gid" -m 1024 -s "$size" -n "$iters" -c $ev
+				ibv_rc_pingpong -d rxe0 -g "$rgid" -m 1024 -s "$size" -n "$iters" -c $ev
 		done
 	done
 done
@@ -340,7 +412,7 @@ for test in write read; do
 		[[ $server == droce ]] && client=rxe
 		run_test "ib_${test}_bw-$client-to-$server" "$server" "^ *4096 +$bw_iters " \
 			"ib_${test}_bw" -d droce0 -x "$gid" -F -n "$bw_iters" -s 4096 -- \
-			"ib_${test}_bw" -d rxe0 -x "$gid" -F -n "$bw_iters" -s 4096
+			"ib_${test}_bw" -d rxe0 -x "$rgid" -F -n "$bw_iters" -s 4096
 	done
 done
 

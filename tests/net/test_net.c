@@ -11,6 +11,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include <rte_arp.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
@@ -439,6 +440,41 @@ START_TEST(test_vlan)
 }
 END_TEST
 
+/* A port whose ethdev inserts VLAN tags (the capability set by hand: the
+ * ring PMD has none): what it sends leaves untagged, the tag in the mbuf
+ * for the NIC; tagged as a NIC would, B takes it as before. */
+START_TEST(test_vlan_insert_offload)
+{
+	struct droce_net_conf na = { .vlan = 100 }, nb = { .vlan = 100 };
+	struct rte_ring *ab = rte_ring_lookup("net_ab");
+	const struct rte_ether_hdr *eh;
+	struct droce_l3_addr a;
+	struct rte_mbuf *m;
+	uint8_t gb[16];
+
+	ck_assert_ptr_nonnull(ab);
+	ck_assert_int_eq(attach(&na, &nb), 0);
+	pa->drv_ctx.caps.tx_vlan_insert = true;
+	ip4("10.0.0.2", gb);
+	/* A's ARP request, as A's ethdev got it */
+	ck_assert_int_eq(droce_port_route(pa, 0, GID_V4, gb, &a), -EAGAIN);
+	ck_assert_int_eq(rte_ring_dequeue(ab, (void **)&m), 0);
+	eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	ck_assert_uint_eq(eh->ether_type, RTE_BE16(RTE_ETHER_TYPE_ARP));
+	ck_assert(m->ol_flags & RTE_MBUF_F_TX_VLAN);
+	ck_assert_uint_eq(m->vlan_tci, 100);
+	/* the shortest frame droce sends (60 bytes with the tag) less the tag */
+	ck_assert_uint_eq(rte_pktmbuf_pkt_len(m),
+			  RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN - RTE_VLAN_HLEN);
+	/* the NIC's part */
+	ck_assert_int_eq(rte_vlan_insert(&m), 0);
+	ck_assert_int_eq(rte_ring_enqueue(ab, m), 0);
+	ck_assert_int_eq(route_via_b(GID_V4, gb, &a), 0);
+	ck_assert_uint_eq(neigh_find(pb, (uint8_t[16]){ [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 })->vlan_tci &
+			  RTE_VLAN_ID_MASK, 100);
+}
+END_TEST
+
 START_TEST(test_qos)
 {
 	struct droce_net_conf na = { .vlan = 5, .pcp_mode = DROCE_PCP_DSCP };
@@ -539,6 +575,48 @@ setup_eal(void)
 	eth_b = (uint16_t)id[1];
 }
 
+/* Is @p mac among the @p n of @p macs? */
+static bool
+mac_in(const struct rte_ether_addr *macs, unsigned n, const uint8_t mac[6])
+{
+	for (unsigned i = 0; i < n; i++)
+		if (memcmp(macs[i].addr_bytes, mac, 6) == 0)
+			return true;
+	return false;
+}
+
+/* The multicast MACs a port asks its ethdev's filter for: IPv6 ND's (all
+ * nodes, the solicited-node group of each IPv6 GID, once each) and the
+ * UD groups joined; none for IPv4 GIDs. */
+START_TEST(test_mcast_filter)
+{
+	struct droce_net_conf na = net_v6("2001:db8::1:2:3"), nb = net_v6("2001:db8::2");
+	static const uint8_t all_nodes[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+	struct rte_ether_addr macs[DROCE_PORT_MCAST_MACS];
+	uint8_t ll[16], grp[16], sn[6] = { 0x33, 0x33, 0xff };
+	unsigned n;
+
+	ck_assert_int_eq(attach(&na, &nb), 0);
+	n = droce_port_mcast_macs(pa, macs);
+	/* all nodes, link-local's and 2001:db8::1:2:3's solicited-node groups */
+	ck_assert_uint_eq(n, 3);
+	ck_assert(mac_in(macs, n, all_nodes));
+	droce_port_gid(pa, 0, ll);
+	memcpy(sn + 3, ll + 13, 3);
+	ck_assert(mac_in(macs, n, sn));
+	memcpy(sn + 3, na.ipv6[0].addr + 13, 3);
+	ck_assert(mac_in(macs, n, sn));
+	/* A UD group joined adds its MAC, leaving takes it out again. */
+	ip6("ff0e::1234:5678", grp);
+	ck_assert_int_eq(droce_port_mcast_attach(pa, grp, 0x11), 0);
+	n = droce_port_mcast_macs(pa, macs);
+	ck_assert_uint_eq(n, 4);
+	ck_assert(mac_in(macs, n, (const uint8_t[]){ 0x33, 0x33, 0x12, 0x34, 0x56, 0x78 }));
+	ck_assert_int_eq(droce_port_mcast_detach(pa, grp, 0x11), 0);
+	ck_assert_uint_eq(droce_port_mcast_macs(pa, macs), 3);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -555,8 +633,10 @@ main(void)
 	tcase_add_test(tc, test_nd_unsolicited);
 	tcase_add_test(tc, test_neigh_states);
 	tcase_add_test(tc, test_vlan);
+	tcase_add_test(tc, test_vlan_insert_offload);
 	tcase_add_test(tc, test_qos);
 	tcase_add_test(tc, test_routes);
+	tcase_add_test(tc, test_mcast_filter);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

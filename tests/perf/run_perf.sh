@@ -149,6 +149,26 @@ EOF
 	fi
 }
 
+# json_cc NAME SIDE: every result of SIDE's JSON has both sides'
+# congestion control, every counter there.
+json_cc() {
+	if ! python3 - "$tmp/$1.$2.out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    for side in ("client", "server"):
+        c = r["cc"][side]
+        for k in ("ce_received", "cnps_sent", "cnps_received", "rate_decreases",
+                  "rate_increases", "paced", "paced_qps", "rate_min_mbps", "rate_max_mbps",
+                  "lowest_rate_mbps"):
+            assert c[k] >= 0, (side, k)
+EOF
+	then
+		fail "$1 ($2): no congestion control in the JSON"
+		cat "$tmp/$1.$2.out" >&2
+	fi
+}
+
 # Every test, both modes, a page and a few bytes.
 for test in write send read atomic; do
 	for mode in bw lat; do
@@ -200,6 +220,47 @@ EOF
 		cat "$tmp/write-bw-engines-json.client.out" >&2
 	fi
 
+# Congestion control: every droce side reports its CE marks, CNPs, DCQCN
+# rate changes and paced QPs (all zero here: memif does not congest).
+{ grep -E "^   cc client: ce_received [0-9]+ cnps_sent [0-9]+ cnps_received [0-9]+ rate_decreases [0-9]+ rate_increases [0-9]+ paced [0-9]+; paced QPs [0-9]+" "$tmp/write-bw-4096.client.out" &&
+  grep -E "^   cc server: ce_received [0-9]+ " "$tmp/write-bw-4096.client.out"; } >/dev/null ||
+	fail "write-bw-4096 (client): no congestion-control line for each side"
+# Through a 1 Gb/s bottleneck on each port (--cc, the port's key): the
+# server sees CE marks and sends CNPs, the client's QPs are cut and paced,
+# in the table and in the JSON.
+cc_opt=--cc=bottleneck=rate_mbps=1000,queue=524288,mark=32768
+if pair write-bw-cc --test write -q 2 -n 300 -s 65536 "$cc_opt"; then
+	c=$(grep -E '^   cc client: ' "$tmp/write-bw-cc.client.out")
+	s=$(grep -E '^   cc server: ' "$tmp/write-bw-cc.client.out")
+	if ! [[ $s =~ ce_received\ [1-9][0-9]*\ cnps_sent\ [1-9] &&
+		$c =~ cnps_received\ [1-9][0-9]*\ rate_decreases\ [1-9] &&
+		$c =~ paced\ QPs\ [12]\ at\ [0-9]+\.\.[0-9]+\ Mb/s\ \(lowest\ [1-9] ]]; then
+		fail "write-bw-cc (client): no CE marks, CNPs or rate cuts through the bottleneck"
+		cat "$tmp/write-bw-cc.client.out" >&2
+	fi
+fi
+pair write-bw-cc-json --json --test write -q 2 -n 300 -s 65536 "$cc_opt" &&
+	if ! python3 - "$tmp/write-bw-cc-json.client.out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    c, s = r["cc"]["client"], r["cc"]["server"]
+    assert s["ce_received"] > 0 and s["cnps_sent"] > 0, s
+    assert c["cnps_received"] > 0 and c["rate_decreases"] > 0 and c["paced_qps"] > 0, c
+    assert 0 < c["lowest_rate_mbps"] <= c["rate_min_mbps"] <= c["rate_max_mbps"], c
+EOF
+	then
+		fail "write-bw-cc-json (client): no CE marks, CNPs or rate cuts in the JSON"
+		cat "$tmp/write-bw-cc-json.client.out" >&2
+	fi
+# A --cc value droce does not take is refused before anything starts.
+runs=$((runs + 1))
+if "$exe" --no-huge -m 64 --no-shconf --no-pci --no-telemetry -- --cc=bottleneck=rate_mbps=1,mark=9 \
+	127.0.0.1 >/dev/null 2>"$tmp/cc-bad.err" || ! grep -q -- '--cc: bottleneck' "$tmp/cc-bad.err"; then
+	fail "a bad --cc was not refused"
+	cat "$tmp/cc-bad.err" >&2
+fi
+
 # Bidirectional, several QPs, post lists, -D, every size.
 pair write-bw-bidir --test write -b -q 2 -l 4 -n 1000 -s 4096 &&
 	table write-bw-bidir client 4096 "$bw_head"
@@ -239,7 +300,7 @@ fi
 
 # --json: one document, one result per size.
 pair json-bw --json --test write -n 1000 -s 4096 && json json-bw client 1 &&
-	json_cycles json-bw client
+	json_cycles json-bw client && json_cc json-bw client
 pair json-lat --json --test send --mode lat -n 1000 -s 8 && json json-lat client 1 &&
 	json json-lat server 1 && json_cycles json-lat server
 pair json-read --json --test read -n 1000 -s 65536 && json json-read client 1 &&
