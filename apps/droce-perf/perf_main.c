@@ -109,6 +109,11 @@ main(int argc, char **argv)
 		status = 1;
 	else
 		status = o.raw ? perf_raw_main(&o, port) : perf_rdma_main(&o, port);
-	rte_eal_cleanup();
+	/*
+	 * No rte_eal_cleanup(), as libdroce does at exit (docs/architecture.md):
+	 * it removes the memif devices while the EAL's interrupt thread, which
+	 * it does not stop, may still be handling the peer's disconnect, and
+	 * that thread then crashed (seen with two engines, under ASan).
+	 */
 	return status;
 }

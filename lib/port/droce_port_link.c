@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The port's link: starting the ethdev, again and again while it cannot
- * start (a memif client whose server does not listen yet), the state the
- * verbs port reports, and the callback that turns changes into events.
+ * start (a memif client whose server does not listen yet), restarting one
+ * that does not reconnect by itself (a memif client turned away by its
+ * server), the state the verbs port reports, and the callback that turns
+ * changes into events.
  *
  * Threads: the engine (droce_port_tick(), RX, TX) starts the ethdev and
  * writes the link fields; any thread reads them in droce_port_link_up().
  */
 #include <inttypes.h>
 
+#include <string.h>
+
 #include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_errno.h>
+#include <rte_kvargs.h>
 
 #include "droce_port_priv.h"
 
@@ -20,6 +27,9 @@
  * as long each time up to a second: each try may log the PMD's error. */
 #define START_RETRY_MIN_MS 100u
 #define START_RETRY_MAX_MS 1000u
+/* A started ethdev that does not reconnect by itself is restarted when its
+ * link stays down this long: a working link comes up in microseconds. */
+#define RELINK_MS 500u
 
 /* rte_eth_dev_start() and the driver's own start. */
 static int
@@ -35,11 +45,43 @@ port_ethdev_start(struct droce_port *p)
 	return ret;
 }
 
+/*
+ * Does the ethdev stay disconnected once its peer turned it away? A memif
+ * client does in DPDK 22.11: when it connects while the server's ethdev
+ * exists but is not started yet, the server answers "ID not found" and
+ * the client gives up, as it does when the server goes away. A memif
+ * server listens again by itself.
+ */
+static bool
+port_needs_relink(uint16_t port_id)
+{
+	const struct rte_devargs *da;
+	struct rte_eth_dev_info info;
+	struct rte_kvargs *kv;
+	const char *role;
+	bool client;
+
+	if (rte_eth_dev_info_get(port_id, &info) != 0 || info.driver_name == NULL ||
+	    strcmp(info.driver_name, "net_memif") != 0 || info.device == NULL)
+		return false;
+	da = rte_dev_devargs(info.device);
+	if (da == NULL || da->args == NULL)
+		return false;
+	kv = rte_kvargs_parse(da->args, NULL);
+	if (kv == NULL)
+		return false;
+	role = rte_kvargs_get(kv, "role");
+	client = role != NULL && (strcmp(role, "client") == 0 || strcmp(role, "slave") == 0);
+	rte_kvargs_free(kv);
+	return client;
+}
+
 int
 droce_port_link_start(struct droce_port *p, const struct droce_port_conf *conf)
 {
 	int ret;
 
+	p->relink = port_needs_relink(p->port_id);
 	p->link_up = conf->link_up;
 	p->link_wait_tsc = (uint64_t)conf->link_wait_ms * rte_get_tsc_hz() / 1000;
 	p->link_last = -1;
@@ -115,6 +157,20 @@ droce_port_link_watch(struct droce_port *p, uint64_t now)
 	if (now < p->link_next_tsc)
 		return;
 	p->link_next_tsc = now + p->tsc_hz * LINK_POLL_MS / 1000;
+	/* Stopped first, then started below like an ethdev that never did.
+	 * Its RX and TX bursts return at once meanwhile: no link. */
+	if (p->relink && p->started && p->down_since != 0 &&
+	    now - p->down_since >= p->tsc_hz * RELINK_MS / 1000) {
+		DROCE_PORT_LOG(NOTICE, "port %u: no link for %u ms: restarting the ethdev",
+			       p->port_id, RELINK_MS);
+		__atomic_store_n(&p->started, false, __ATOMIC_RELEASE);
+		if (p->drv->stop != NULL)
+			p->drv->stop(&p->drv_ctx);
+		rte_eth_dev_stop(p->port_id);
+		p->start_retry_ms = START_RETRY_MIN_MS;
+		p->start_next_tsc = now;
+		p->down_since = now;
+	}
 	if (!p->started && now >= p->start_next_tsc) {
 		if (port_ethdev_start(p) == 0) {
 			__atomic_store_n(&p->started, true, __ATOMIC_RELEASE);

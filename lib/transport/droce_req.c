@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_prefetch.h>
 
 #include "droce_log.h"
 #include "droce_mw.h"
@@ -406,6 +407,9 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 		if (reliable && droce_psn_diff(qp->req.psn, qp->comp.psn) >= REQ_WINDOW)
 			break;
 		w = droce_wq_at(&qp->sq, qp->req.next);
+		/* The next WQE's first line, while this one's frames are built
+		 * (past prod it is a slot the poster will write: harmless). */
+		rte_prefetch0(droce_wq_at(&qp->sq, qp->req.next + 1));
 		rd_atomic = droce_wr_is_rd_atomic(w->opcode);
 		if (!droce_cc_may_send(tx, qp, req_frame_bytes(qp, w, rd_atomic)))
 			break;

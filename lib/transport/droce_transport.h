@@ -210,19 +210,28 @@ droce_cc_may_send(struct droce_tx *tx, struct droce_qp *qp, uint32_t bytes)
 /** What a port can send from memory regions. */
 enum droce_zc_mode {
 	DROCE_ZC_OFF,    /**< nothing: payloads are copied (af_xdp, no chains) */
-	DROCE_ZC_CPU,    /**< any address: the PMD copies with the CPU (memif, af_packet, tap, ring) */
+	/** Any address, but the PMD copies each segment with the CPU anyway
+	 *  (memif, af_packet, tap): a chain costs more than droce's one copy,
+	 *  so only when asked for (DROCE_ZCOPY set, droce_zc_configure()). */
+	DROCE_ZC_CPU_COPY,
+	DROCE_ZC_PASS,   /**< any address: the PMD hands the mbufs on uncopied (ring) */
 	DROCE_ZC_DMA,    /**< regions mapped for the device's DMA at registration */
 };
 
 /**
  * Make zero-copy TX ready (its pool of references) and read DROCE_ZCOPY
- * (`off`, or the threshold in bytes). Control path: called when a region
- * is registered, before any frame can point into it. Without it payloads
- * are copied. @return 0 or a negative errno.
+ * (`off`; `on`; or the threshold in bytes, which also means on). Without
+ * DROCE_ZCOPY, ports whose PMD copies anyway (@ref DROCE_ZC_CPU_COPY)
+ * copy; set, they send from the regions too. Control path: called when a
+ * region is registered, before any frame can point into it. Without it
+ * payloads are copied. @return 0 or a negative errno.
  */
 int droce_zc_init(void);
 
-/** Turn zero-copy TX on or off and set its threshold (tests, tools). */
+/**
+ * Turn zero-copy TX off, or on with threshold @p min_len on every port
+ * that can take it, those whose PMD copies anyway included (tests, tools).
+ */
 void droce_zc_configure(bool enable, uint32_t min_len);
 
 /** What ethdev @p port_id can send from memory regions (looked up once). */

@@ -15,8 +15,11 @@
  * and on the send WQE and QP it belongs to (the WQE completes, the QP is
  * freed, only once none is left).
  *
- * Which ports: PMDs that copy the frame with the CPU (memif, af_packet,
- * tap) or pass the mbuf on (ring) take any process address in a chain.
+ * Which ports: a PMD that passes the mbuf on (ring) takes any process
+ * address in a chain, and so would PMDs that copy the frame with the CPU
+ * (memif, af_packet, tap); but those copy each segment anyway, and copying
+ * from a chain of three costs them more than droce's one copy saves
+ * (docs/benchmarks.md): they get chains only when DROCE_ZCOPY asks.
  * af_xdp sends only the first segment and wants UMEM buffers: copy. Any
  * other PMD drives a device that reads the payload by DMA: it must take
  * chains (RTE_ETH_TX_OFFLOAD_MULTI_SEGS) and the region must be mapped for
@@ -53,6 +56,8 @@ struct zc_ref {
 static struct rte_mempool *zc_pool;
 static pthread_mutex_t zc_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool zc_enabled = true;
+/* Also on ports whose PMD copies anyway (DROCE_ZC_CPU_COPY). */
+static bool zc_everywhere;
 static uint32_t zc_min = DROCE_ZC_MIN_DEFAULT;
 /* Per ethdev: 0 not looked at yet, else enum droce_zc_mode + 1. */
 static uint8_t zc_port_mode[RTE_MAX_ETHPORTS];
@@ -73,12 +78,16 @@ droce_zc_init(void)
 		char *end;
 		unsigned long v = strtoul(env, &end, 0);
 
-		if (strcmp(env, "off") == 0)
+		if (strcmp(env, "off") == 0) {
 			zc_enabled = false;
-		else if (*end == '\0' && v <= UINT32_MAX)
+		} else if (strcmp(env, "on") == 0) {
+			zc_everywhere = true;
+		} else if (*end == '\0' && v <= UINT32_MAX) {
+			zc_everywhere = true;
 			zc_min = (uint32_t)v;
-		else
-			DROCE_LOG(WARNING, "DROCE_ZCOPY=%s: neither off nor a byte count", env);
+		} else {
+			DROCE_LOG(WARNING, "DROCE_ZCOPY=%s: neither off, on nor a byte count", env);
+		}
 	}
 	/* Engines look at it without the lock, on frames whose SGEs may name
 	 * no region yet. */
@@ -100,13 +109,14 @@ droce_zc_configure(bool enable, uint32_t min_len)
 {
 	/* Read by the engines as they build frames: each on its own. */
 	__atomic_store_n(&zc_enabled, enable, __ATOMIC_RELAXED);
+	__atomic_store_n(&zc_everywhere, enable, __ATOMIC_RELAXED);
 	__atomic_store_n(&zc_min, min_len, __ATOMIC_RELAXED);
 }
 
-/* PMDs that read a frame with the CPU (or hand the mbuf to another
- * ethdev in the process), segment by segment: any address will do. */
+/* PMDs that copy a frame with the CPU, segment by segment: any address
+ * will do. */
 static const char *const zc_cpu_pmds[] = {
-	"net_memif", "net_af_packet", "net_tap", "net_ring",
+	"net_memif", "net_af_packet", "net_tap",
 };
 
 static enum droce_zc_mode
@@ -118,7 +128,10 @@ zc_port_probe(uint16_t port_id)
 		return DROCE_ZC_OFF;
 	for (unsigned i = 0; i < RTE_DIM(zc_cpu_pmds); i++)
 		if (strcmp(info.driver_name, zc_cpu_pmds[i]) == 0)
-			return DROCE_ZC_CPU;
+			return DROCE_ZC_CPU_COPY;
+	/* The mbufs go to the ethdev at the other end, in this process. */
+	if (strcmp(info.driver_name, "net_ring") == 0)
+		return DROCE_ZC_PASS;
 	/* af_xdp sends the first segment only, from UMEM memory. */
 	if (strcmp(info.driver_name, "net_af_xdp") == 0)
 		return DROCE_ZC_OFF;
@@ -266,7 +279,8 @@ droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 		return 0;
 	if (!__atomic_load_n(&zc_enabled, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&zc_pool, __ATOMIC_ACQUIRE) == NULL ||
-	    (mode = droce_zc_port_mode(droce_port_ethdev(tx->port))) == DROCE_ZC_OFF) {
+	    (mode = droce_zc_port_mode(droce_port_ethdev(tx->port))) == DROCE_ZC_OFF ||
+	    (mode == DROCE_ZC_CPU_COPY && !__atomic_load_n(&zc_everywhere, __ATOMIC_RELAXED))) {
 		tx->zcs->tx_copy_port++;
 	} else if (len < __atomic_load_n(&zc_min, __ATOMIC_RELAXED)) {
 		tx->zcs->tx_copy_small++;

@@ -4,11 +4,14 @@
  * the server (no address argument) waits for IBV_EVENT_PORT_ACTIVE when
  * the client's memif side attaches, then IBV_EVENT_PORT_ERR when it goes;
  * the client (an address argument) holds its device open for a second.
+ * With --again (run_relink.sh) it waits for one more PORT_ACTIVE after the
+ * PORT_ERR: the peer came back.
  */
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -53,6 +56,8 @@ main(int argc, char **argv)
 			printf("port state: %s\n", ibv_port_state_str(pa.state));
 		if (rc == 0)
 			rc = wait_event(ctx, IBV_EVENT_PORT_ERR, 15);
+		if (rc == 0 && argc > 1 && strcmp(argv[1], "--again") == 0)
+			rc = wait_event(ctx, IBV_EVENT_PORT_ACTIVE, 15);
 	}
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
