@@ -31,6 +31,20 @@
  * act on every engine of the device; with one engine they are what they
  * always were.
  *
+ * Sharing a port with the application: an application that configured
+ * and started a port for its own traffic attaches droce to some of its
+ * queues (conf->shared, conf->queues: one RX/TX queue pair per engine,
+ * set up by the application before it started the port; keep them out of
+ * its RSS). droce then leaves the ethdev as it is (no configure, start,
+ * stop or close, no MAC, MTU or RX mode change): its driver adds rte_flow
+ * rules that steer RoCEv2 (UDP 4791) to droce's queues where the PMD
+ * takes them, and removes them at detach. Frames that reach the
+ * application's queues anyway (all of them without rte_flow; ARP and
+ * neighbour discovery always) the application passes to
+ * droce_dev_rx_burst(), which keeps droce's and hands back the rest.
+ * droce sends only on its own TX queues. See docs/nics.md and
+ * examples/l2fwd-rdma.
+ *
  * A process that never calls droce_dev_attach() gets its devices from
  * the configuration on its first ibv_get_device_list(): see
  * docs/config.md.
@@ -49,19 +63,47 @@ extern "C" {
 #endif
 
 /**
- * Make a verbs device of ethdev @p conf->port_id (probed, not started:
- * droce configures and starts it).
- * @param conf the port's addresses, MTU and queue sizes.
+ * Make a verbs device of ethdev @p conf->port_id: probed, not started
+ * (droce configures and starts it), or, with @p conf->shared, configured
+ * and started by the application, which set up the queues
+ * @p conf->queues for droce (droce takes the ethdev as it is; its IB MTU
+ * is what the ethdev's MTU carries).
+ * @param conf the port's addresses, MTU, queues and QP placement.
  * @param[out] index the device's index (its name is "droce<index>").
  * @return 0, or a negative errno (-ENOSPC: too many devices).
  */
 int droce_dev_attach(const struct droce_port_conf *conf, unsigned *index);
 
 /**
- * Undo droce_dev_attach(): stop the engine and the ethdev.
+ * Undo droce_dev_attach(): stop the engines and the ethdev (a shared
+ * ethdev runs on: only droce's flow rules go; droce's mbuf pool is freed
+ * once the ethdev has given back every mbuf droce sent, so stop the
+ * ethdev first if it is to be freed at once).
  * @return 0, or -EBUSY while a context of the device is open.
  */
 int droce_dev_detach(unsigned index);
+
+/**
+ * Shared mode: offer droce the @p n frames the application received on
+ * its own queues of device @p index's ethdev (call it on every burst).
+ * droce keeps, and frees in time, the frames that are its own: RoCEv2
+ * to one of its GIDs (or a multicast group one of its QPs joined), ARP
+ * whose target address is droce's IPv4 address (requests droce answers,
+ * replies to its own requests), IPv6 neighbour solicitations for its
+ * IPv6 addresses and advertisements sent to them; each goes to the
+ * engine that owns it, which handles it on its next iteration. Every
+ * other frame (non-RoCE, ARP for other addresses, unsolicited neighbour
+ * advertisements, frames to other MACs) is handed back: moved, in order,
+ * to the front of @p pkts. Counted in the port's rx_app_taken,
+ * rx_app_returned, rx_app_copied and rx_app_drops. Frames of pools whose
+ * private area is smaller than DROCE_MBUF_PRIV_SIZE are copied into
+ * droce's pool (give the pools DROCE_MBUF_PRIV_SIZE to avoid it). Any
+ * thread, several at once.
+ * @return how many frames are handed back (the caller's again:
+ * @p pkts[0] to @p pkts[return - 1]); @p n, with every frame left where
+ * it was, when there is no such device or it is not shared.
+ */
+uint16_t droce_dev_rx_burst(unsigned index, struct rte_mbuf **pkts, uint16_t n);
 
 /** The verbs device with @p index, or NULL. */
 struct ibv_device *droce_dev_ibv(unsigned index);
@@ -114,7 +156,9 @@ int droce_dev_engine_poll(unsigned index, unsigned engine);
 /**
  * Choose the engine that owns the QPs the calling thread creates from now
  * on: engine @p engine (modulo the device's number of engines), or, with
- * -1 (the default), the next engine in round robin. The choice is fixed
+ * -1 (the default), the one the device's placement policy gives
+ * (droce_port_conf.placement, key `placement`: the next engine in round
+ * robin, or the engine with the fewest live QPs). The choice is fixed
  * at ibv_create_qp() (the QPN encodes it) and does not apply to QPs that
  * use a shared receive queue (they go to the SRQ's engine, chosen the
  * same way when the SRQ is created) nor to XRC receive QPs (engine 0,

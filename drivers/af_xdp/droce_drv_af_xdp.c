@@ -21,7 +21,7 @@
 
 #include <linux/bpf.h>
 
-#include "droce_driver.h"
+#include "droce_drv_hw.h"
 
 static int
 af_xdp_match(const struct rte_eth_dev_info *dev_info)
@@ -34,6 +34,8 @@ const struct droce_driver_ops droce_drv_af_xdp = {
 	.match = af_xdp_match,
 	.configure = droce_drv_generic_configure,
 	.start = droce_drv_generic_start,
+	/* Shared mode: the rules start() made. */
+	.stop = droce_drv_hw_stop,
 	/* The smallest page Linux has: right on x86 and on every other
 	 * page size, at the cost of IB MTU 4096 where pages are larger. */
 	.mbuf_obj_max = 4096,

@@ -14,7 +14,7 @@
  */
 #include <rte_ethdev.h>
 
-#include "droce_driver.h"
+#include "droce_drv_hw.h"
 
 static int
 generic_match(const struct rte_eth_dev_info *dev_info __rte_unused)
@@ -60,7 +60,14 @@ droce_drv_generic_configure(struct droce_port_drv_ctx *ctx)
 int
 droce_drv_generic_start(struct droce_port_drv_ctx *ctx)
 {
+	static const struct droce_drv_hw shared = { 0 };
 	int ret;
+
+	/* The application's RX modes stay; a rule for UDP 4791 to droce's
+	 * queues where the PMD takes one, else the application hands the
+	 * frames over. */
+	if (ctx->shared)
+		return droce_drv_hw_start(ctx, &shared);
 
 	/*
 	 * Only frames to the port's MAC and broadcast (ARP) are droce's; the
@@ -82,4 +89,6 @@ const struct droce_driver_ops droce_drv_generic = {
 	.match = generic_match,
 	.configure = droce_drv_generic_configure,
 	.start = droce_drv_generic_start,
+	/* Shared mode: the rules start() made. */
+	.stop = droce_drv_hw_stop,
 };

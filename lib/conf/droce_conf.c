@@ -545,6 +545,18 @@ conf_port_engines(const struct conf_entry *e)
 }
 
 static int
+conf_port_placement(const struct conf_entry *e)
+{
+	if (strcmp(e->val, "round_robin") == 0)
+		e->port->port.placement = DROCE_PLACE_ROUND_ROBIN;
+	else if (strcmp(e->val, "least_loaded") == 0)
+		e->port->port.placement = DROCE_PLACE_LEAST_LOADED;
+	else
+		return ENTRY_ERR(e, "'%s' is not a QP placement (round_robin, least_loaded)", e->val);
+	return 0;
+}
+
+static int
 conf_port_link(const struct conf_entry *e)
 {
 	if (strcmp(e->val, "auto") == 0)
@@ -772,6 +784,7 @@ static const struct conf_key conf_port_keys[] = {
 	{ "txd", conf_port_desc },
 	{ "mbufs", conf_port_mbufs },
 	{ "engines", conf_port_engines },
+	{ "placement", conf_port_placement },
 	{ "capture", conf_port_capture },
 	{ "link", conf_port_link },
 	{ "link_wait_ms", conf_port_link_wait },
@@ -794,7 +807,7 @@ static const struct conf_section conf_sections[] = {
 	{ "eal", "args", conf_eal_keys },
 	{ "engine", "lcore, idle_sleep_us", conf_engine_keys },
 	{ "log", "level", conf_log_keys },
-	{ "port", "device, ipv4, mac, mtu, rxd, txd, mbufs, engines, capture, link, "
+	{ "port", "device, ipv4, mac, mtu, rxd, txd, mbufs, engines, placement, capture, link, "
 	  "link_wait_ms, fault_rx, fault_tx, " DROCE_CONF_CC_KEYS ", " DROCE_CONF_NET_KEYS,
 	  conf_port_keys },
 };

@@ -19,6 +19,9 @@
 
 RTE_LOG_REGISTER(droce_port_logtype, droce.port, NOTICE);
 
+static_assert(DROCE_PORT_ENGINES_MAX == DROCE_PORT_QUEUES_MAX,
+	      "droce_port_conf.queues has room for every engine");
+
 static bool
 ib_mtu_valid(uint16_t mtu)
 {
@@ -29,7 +32,8 @@ ib_mtu_valid(uint16_t mtu)
  * The MAC: the configured one, else the ethdev's, else (an ethdev that
  * reports none) a random locally administered one. The ethdev is told,
  * so that a NIC that filters by MAC lets the port's frames in; a PMD that
- * cannot change its MAC does not filter either (ring, memif).
+ * cannot change its MAC does not filter either (ring, memif). A shared
+ * ethdev is not told: its MAC and filters are the application's.
  */
 static int
 port_mac_setup(struct droce_port *p, const struct droce_port_conf *conf)
@@ -50,6 +54,12 @@ port_mac_setup(struct droce_port *p, const struct droce_port_conf *conf)
 			return 0;
 		}
 		rte_eth_random_addr(mac.addr_bytes);
+	}
+	/* A shared ethdev keeps the application's MAC: frames to droce's
+	 * reach it as far as the application's RX modes let them. */
+	if (p->shared) {
+		p->mac = mac;
+		return 0;
 	}
 	ret = rte_eth_dev_default_mac_addr_set(p->port_id, &mac);
 	if (ret == -ENOTSUP)
@@ -157,6 +167,7 @@ port_free(struct droce_port *p)
 	for (i = 0; p->q != NULL && i < p->nb_queues; i++) {
 		port_ring_free(p->q[i].lo);
 		port_ring_free(p->q[i].redirect);
+		port_ring_free(p->q[i].app);
 		droce_fault_fini(&p->q[i].fault_rx);
 		droce_fault_fini(&p->q[i].fault_tx);
 	}
@@ -165,7 +176,14 @@ port_free(struct droce_port *p)
 		rte_free(p->bottleneck);
 	}
 	droce_neigh_fini(p);
-	rte_mempool_free(p->mp);
+	/* A shared ethdev runs on after detach: frames droce sent may still
+	 * wait in its TX queues, so the pool stays until every mbuf is back. */
+	if (p->shared && p->mp != NULL && !rte_mempool_full(p->mp))
+		DROCE_PORT_LOG(WARNING, "port %u: %u mbufs of droce's pool are still in the ethdev: "
+			       "the pool stays allocated", p->port_id,
+			       rte_mempool_in_use_count(p->mp));
+	else
+		rte_mempool_free(p->mp);
 	pthread_mutex_destroy(&p->capture_lock);
 	rte_free(p->q);
 	rte_free(p);
@@ -207,11 +225,12 @@ port_queues_create(struct droce_port *p, const struct droce_port_conf *conf)
 				  RTE_CACHE_LINE_SIZE, rte_eth_dev_socket_id(p->port_id));
 	if (p->q == NULL)
 		return -ENOMEM;
-	/* See droce_qpn_engine(). */
+	/* See droce_qpn_engine(). A shared ethdev's queues are the ones the
+	 * application reserved for droce. */
 	p->drv_ctx.nb_queues = p->nb_queues;
 	for (i = 0; i < p->nb_queues; i++) {
-		p->q[i].qid = (uint16_t)i;
-		p->drv_ctx.queues[i] = (uint16_t)i;
+		p->q[i].qid = conf->shared ? conf->queues[i] : (uint16_t)i;
+		p->drv_ctx.queues[i] = p->q[i].qid;
 	}
 	return 0;
 }
@@ -230,6 +249,8 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	    droce_cc_conf_check(&conf->cc) != 0 ||
 	    droce_fault_conf_check(&conf->fault_tx) != 0 ||
 	    conf->nb_queues > DROCE_PORT_QUEUES_MAX ||
+	    (conf->placement != DROCE_PLACE_ROUND_ROBIN &&
+	     conf->placement != DROCE_PLACE_LEAST_LOADED) ||
 	    (conf->nb_queues != 0 && !rte_is_power_of_2(conf->nb_queues)) ||
 	    /* The bottleneck is one queue of frames: one engine's. */
 	    (conf->bottleneck.rate_mbps != 0 && conf->nb_queues > 1))
@@ -242,6 +263,7 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 		return -ENOMEM;
 	pthread_mutex_init(&p->capture_lock, NULL);
 	p->port_id = conf->port_id;
+	p->shared = conf->shared;
 	p->ipv4 = conf->ipv4;
 	p->ipv4_prefix = conf->ipv4 ? conf->ipv4_prefix : 0;
 	p->ipv4_mask = conf->ipv4 ? ~0u << (32 - conf->ipv4_prefix) : 0;
@@ -281,10 +303,14 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 		ret = port_bottleneck_create(p, conf);
 	if (ret == 0)
 		ret = droce_neigh_init(p);
-	if (ret == 0)
+	if (ret == 0 && p->shared) {
+		/* The application configured the ethdev and its queues. */
+		ret = droce_port_share_setup(p);
+	} else if (ret == 0) {
 		ret = p->drv->configure(&p->drv_ctx);
-	if (ret == 0)
-		ret = port_queues_setup(p, conf);
+		if (ret == 0)
+			ret = port_queues_setup(p, conf);
+	}
 	if (ret == 0)
 		ret = port_mac_setup(p, conf);
 	if (ret == 0)
@@ -318,8 +344,9 @@ droce_port_detach(struct droce_port *p)
 	if (p->drv->stop != NULL)
 		p->drv->stop(&p->drv_ctx);
 	/* The ethdev stays the application's; stopping it makes PMDs give
-	 * back the RX mbufs of the pool freed below. */
-	rte_eth_dev_stop(p->port_id);
+	 * back the RX mbufs of the pool freed below. A shared one runs on. */
+	if (!p->shared)
+		rte_eth_dev_stop(p->port_id);
 	port_free(p);
 }
 
@@ -469,6 +496,10 @@ droce_port_stats_get(const struct droce_port *p, struct droce_port_stats *s)
 		for (i = 0; i < STATS_NB; i++)
 			dst[i] += src[i];
 	}
+	s->rx_app_taken = __atomic_load_n(&p->app_taken, __ATOMIC_RELAXED);
+	s->rx_app_returned = __atomic_load_n(&p->app_returned, __ATOMIC_RELAXED);
+	s->rx_app_copied = __atomic_load_n(&p->app_copied, __ATOMIC_RELAXED);
+	s->rx_app_drops = __atomic_load_n(&p->app_drops, __ATOMIC_RELAXED);
 }
 
 #define STAT_NAME(f) { #f, offsetof(struct droce_port_stats, f) }
@@ -488,6 +519,8 @@ static const struct {
 	STAT_NAME(rx_bad_opcode), STAT_NAME(rx_bad_icrc), STAT_NAME(rx_not_ours),
 	STAT_NAME(rx_redirected_out), STAT_NAME(rx_redirected_in), STAT_NAME(rx_redirect_drops),
 	STAT_NAME(tx_frames), STAT_NAME(tx_arp), STAT_NAME(tx_busy),
+	STAT_NAME(rx_app_taken), STAT_NAME(rx_app_returned), STAT_NAME(rx_app_copied),
+	STAT_NAME(rx_app_drops),
 	FAULT_STAT_NAMES(rx), FAULT_STAT_NAMES(tx),
 	{ "rx_bottleneck_frames", offsetof(struct droce_port_stats, rx_bottleneck.frames) },
 	{ "rx_bottleneck_marked", offsetof(struct droce_port_stats, rx_bottleneck.marked) },

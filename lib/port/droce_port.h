@@ -227,9 +227,27 @@ struct droce_net_conf {
 	uint8_t dscp;                /**< 0..63 */
 };
 
+/** Most engines of one port (DROCE_PORT_QUEUES_MAX of drivers/). */
+#define DROCE_PORT_ENGINES_MAX 16
+
+/** How a device chooses the owner engine of a new QP (key `placement`). */
+enum droce_qp_placement {
+	DROCE_PLACE_ROUND_ROBIN = 0, /**< the next engine in turn */
+	DROCE_PLACE_LEAST_LOADED,    /**< the engine with the fewest live QPs */
+};
+
+/**
+ * Private bytes a frame's mbuf needs for droce to take it as it is (the
+ * parse result, droce_pkt_of()): in shared mode, frames of the
+ * application's pools with less are copied into droce's pool.
+ */
+#define DROCE_MBUF_PRIV_SIZE RTE_ALIGN(sizeof(struct droce_pkt), RTE_MBUF_PRIV_ALIGN)
+
 /** What a port is attached with. */
 struct droce_port_conf {
-	uint16_t port_id;            /**< an ethdev already probed, not started */
+	/** An ethdev already probed, not started; with @ref shared, one the
+	 *  application configured and started. */
+	uint16_t port_id;
 	bool mac_set;                /**< use @ref mac instead of the ethdev's */
 	struct rte_ether_addr mac;
 	uint32_t ipv4;               /**< host byte order; 0: none */
@@ -242,6 +260,20 @@ struct droce_port_conf {
 	/** Engines, one RX/TX queue pair each (queues 0..nb_queues-1): a
 	 *  power of two, 1..DROCE_PORT_QUEUES_MAX; 0: 1. */
 	uint16_t nb_queues;
+	/**
+	 * Share the ethdev with the application (droce.h, "Sharing a port"):
+	 * the application configured and started it and set up, among its
+	 * own, the RX and TX queues @ref queues for droce's engines. droce
+	 * never configures, starts, stops or closes the ethdev, nor changes
+	 * its MAC, MTU or RX modes; it only adds the flow rules its driver
+	 * can make to steer RoCEv2 to its queues, and removes them at detach.
+	 */
+	bool shared;
+	/** With @ref shared: the ethdev's queue id of engine i (RX and TX),
+	 *  i < nb_queues, all different. Without: ignored (queues 0..n-1). */
+	uint16_t queues[DROCE_PORT_ENGINES_MAX];
+	/** Which engine owns a new QP (droce_set_qp_engine() overrides it). */
+	enum droce_qp_placement placement;
 	uint32_t nb_mbufs;           /**< mbuf pool size; 0: default */
 	const char *capture;         /**< pcapng file to capture into; NULL: none */
 	/** Report the port active whatever the ethdev's link says: for links
@@ -283,6 +315,12 @@ struct droce_port_stats {
 	uint64_t tx_frames;          /**< frames handed to the ethdev or looped back */
 	uint64_t tx_arp;             /**< ARP requests and replies sent */
 	uint64_t tx_busy;            /**< frames not taken for now: full ethdev or TX fault stage (kept by the caller) */
+	/* Shared mode (droce_port_app_rx()): written by the application's
+	 * threads, so kept per port; a queue's snapshot has them 0. */
+	uint64_t rx_app_taken;       /**< frames the application handed over that were droce's */
+	uint64_t rx_app_returned;    /**< frames handed back to the application: not droce's */
+	uint64_t rx_app_copied;      /**< of those taken, copied: their mbufs lacked DROCE_MBUF_PRIV_SIZE private bytes */
+	uint64_t rx_app_drops;       /**< of those taken, dropped: no mbuf for the copy, or the engine's ring full */
 	struct droce_fault_stats rx_fault; /**< what the RX fault stage did */
 	struct droce_fault_stats tx_fault; /**< what the TX fault stage did */
 	struct droce_bottleneck_stats rx_bottleneck; /**< what the RX bottleneck did */
@@ -314,8 +352,24 @@ struct droce_port;
  */
 int droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out);
 
-/** Stop the ethdev, stop a running capture, free the port. */
+/** Stop the ethdev (not a shared one: only droce's flow rules go),
+ *  stop a running capture, free the port. */
 void droce_port_detach(struct droce_port *p);
+
+/**
+ * Shared mode: take from the @p n frames the application received on its
+ * own queues those that are droce's, and hand back the rest. droce's
+ * frames: RoCEv2 to one of the port's GIDs (or a UD multicast group it
+ * joined), ARP whose target is the port's IPv4 address, IPv6 neighbour
+ * solicitations and advertisements whose target is one of its IPv6 GIDs;
+ * each is queued for its engine (the QP's owner; engine 0 for ARP and ND)
+ * and freed by droce. Everything else (other ARP, other IP traffic,
+ * frames to other MACs) stays the application's. Any thread, several at
+ * once.
+ * @return the number of frames handed back, moved (in order) to the
+ * front of @p pkts; the caller owns those and nothing after them.
+ */
+uint16_t droce_port_app_rx(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n);
 
 /** The parse result stored in a received mbuf's private area. */
 static inline struct droce_pkt *

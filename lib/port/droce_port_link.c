@@ -31,16 +31,17 @@
  * link stays down this long: a working link comes up in microseconds. */
 #define RELINK_MS 500u
 
-/* rte_eth_dev_start() and the driver's own start. */
+/* rte_eth_dev_start() and the driver's own start; on a shared ethdev,
+ * which the application started, the driver's start alone. */
 static int
 port_ethdev_start(struct droce_port *p)
 {
-	int ret = rte_eth_dev_start(p->port_id);
+	int ret = p->shared ? 0 : rte_eth_dev_start(p->port_id);
 
 	if (ret != 0)
 		return ret;
 	ret = p->drv->start(&p->drv_ctx);
-	if (ret != 0)
+	if (ret != 0 && !p->shared)
 		rte_eth_dev_stop(p->port_id);
 	return ret;
 }
@@ -91,6 +92,8 @@ droce_port_link_start(struct droce_port *p, const struct droce_port_conf *conf)
 		p->started = true;
 		return 0;
 	}
+	if (p->shared)
+		return ret;
 	/*
 	 * A memif client whose server is not listening yet fails to start
 	 * ("Failed to connect socket"), and DPDK 22.11's memif does not try

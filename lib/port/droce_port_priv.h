@@ -50,7 +50,7 @@ extern int droce_port_logtype;
 /* The Ethernet header with an 802.1Q tag, in front of those. */
 #define DROCE_PORT_L2_OVERHEAD (RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
 /* Private area of every mbuf: the parse result of a received frame. */
-#define DROCE_PORT_MBUF_PRIV RTE_ALIGN(sizeof(struct droce_pkt), RTE_MBUF_PRIV_ALIGN)
+#define DROCE_PORT_MBUF_PRIV DROCE_MBUF_PRIV_SIZE
 /* Defaults when the configuration says 0. */
 #define DROCE_PORT_NB_DESC 512
 #define DROCE_PORT_NB_MBUFS 4095
@@ -108,6 +108,10 @@ struct droce_port_queue {
 	/* Frames other queues received for this engine's QPs: parsed, ICRC
 	 * not checked yet (multi-producer, this engine consumes). */
 	struct rte_ring *redirect;
+	/* Shared mode: frames the application handed over for this engine
+	 * (droce_port_app_rx(); multi-producer, this engine consumes), not
+	 * parsed yet. NULL on a port of droce's own. */
+	struct rte_ring *app;
 	struct droce_port_stats stats;
 	struct droce_port_cycles cycles;
 	uint32_t learn_ip;       /* last learned, to skip repeated learning */
@@ -169,6 +173,10 @@ struct droce_port {
 	struct droce_cc_conf cc;      /* congestion control, for the engines */
 	/* The congested switch port on the RX path (one engine only); NULL: none. */
 	struct droce_bottleneck *bottleneck;
+	/* Shared mode (droce_port_share.c): the application owns the ethdev. */
+	bool shared;
+	/* Counters of droce_port_app_rx(), atomics: any application thread. */
+	uint64_t app_taken, app_returned, app_copied, app_drops;
 };
 
 /* Counters have one writer, the engine of their queue @p pq: a relaxed
@@ -190,6 +198,27 @@ int droce_port_buf_plan(const struct droce_driver_ops *drv, uint16_t ib_mtu,
 int droce_port_link_start(struct droce_port *p, const struct droce_port_conf *conf);
 void droce_port_link_watch(struct droce_port *p, uint64_t now);
 bool droce_port_started(const struct droce_port *p);
+
+/* droce_port_share.c: shared mode. Check the application's setup at
+ * attach, make the app rings; on RX, replace the frames of pools without
+ * room for droce's parse result by copies in droce's pool (@return those
+ * left: a frame that cannot be copied is dropped and counted). */
+int droce_port_share_setup(struct droce_port *p);
+uint16_t droce_port_adopt(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n);
+
+/* droce_port_rx.c: what the Ethernet header of @p m says. With
+ * DROCE_L2_OURS (any MAC without @p check_mac), the type of what follows the header (and the 802.1Q
+ * tag), its offset and the tag's TCI (0: none). */
+enum droce_l2 {
+	DROCE_L2_OURS = 0,
+	DROCE_L2_MALFORMED,      /* too short for its headers */
+	DROCE_L2_NOT_OURS,       /* to a MAC the port does not take */
+};
+enum droce_l2 droce_port_l2(struct droce_port *p, struct rte_mbuf *m, bool check_mac,
+			    rte_be16_t *type, uint32_t *off, uint16_t *vlan_tci);
+/* A parsed RoCEv2 frame to one of the port's GIDs, or to a multicast
+ * group's QPN 0xffffff. */
+bool droce_port_roce_ours(const struct droce_port *p, const struct droce_pkt *pkt);
 
 /* droce_gid.c */
 void droce_gid_table_build(struct droce_port *p);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RX, per queue: frames other queues handed over first, then frames
+ * RX, per queue: frames other queues handed over first, then (shared
+ * mode) frames the application handed over, then frames
  * looped back by the queue's own TX, then the ethdev's (through the RX
  * fault stage when faults are on: looped back frames passed the TX one).
  * Every frame is classified where it arrives: RoCEv2 addressed to one of
@@ -61,12 +62,18 @@ rx_roce(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m)
 		DROCE_STAT_ADD(pq, rx_malformed, 1);
 		return false;
 	}
-	if (droce_port_gid_find(p, pkt->dgid) < 0 &&
-	    !(droce_gid_is_mcast(pkt->dgid) && pkt->qpn == DROCE_QPN_MCAST)) {
+	if (!droce_port_roce_ours(p, pkt)) {
 		DROCE_STAT_ADD(pq, rx_not_ours, 1);
 		return false;
 	}
 	return true;
+}
+
+bool
+droce_port_roce_ours(const struct droce_port *p, const struct droce_pkt *pkt)
+{
+	return droce_port_gid_find(p, pkt->dgid) >= 0 ||
+	       (droce_gid_is_mcast(pkt->dgid) && pkt->qpn == DROCE_QPN_MCAST);
 }
 
 bool
@@ -86,6 +93,36 @@ droce_port_rx_verify(struct droce_port *p, uint16_t q, struct rte_mbuf *m, uint6
 	return true;
 }
 
+enum droce_l2
+droce_port_l2(struct droce_port *p, struct rte_mbuf *m, bool check_mac, rte_be16_t *type,
+	      uint32_t *off, uint16_t *vlan_tci)
+{
+	struct rte_ether_hdr eh_buf;
+	struct rte_vlan_hdr vh_buf;
+	const struct rte_ether_hdr *eh = rte_pktmbuf_read(m, 0, sizeof(eh_buf), &eh_buf);
+	const struct rte_vlan_hdr *vh;
+
+	if (eh == NULL)
+		return DROCE_L2_MALFORMED;
+	/* NICs filter by MAC, PMDs of virtual ports do not: so do it here. */
+	if (check_mac && !rte_is_same_ether_addr(&eh->dst_addr, &p->mac) &&
+	    !rte_is_broadcast_ether_addr(&eh->dst_addr) && !droce_port_mcast_accept(p, eh) &&
+	    !droce_nd_mcast_accept(p, &eh->dst_addr))
+		return DROCE_L2_NOT_OURS;
+	*off = sizeof(eh_buf);
+	*vlan_tci = 0;
+	*type = eh->ether_type;
+	if (*type == RTE_BE16(RTE_ETHER_TYPE_VLAN)) {
+		vh = rte_pktmbuf_read(m, *off, sizeof(vh_buf), &vh_buf);
+		if (vh == NULL)
+			return DROCE_L2_MALFORMED;
+		*vlan_tci = rte_be_to_cpu_16(vh->vlan_tci);
+		*type = vh->eth_proto;
+		*off += sizeof(vh_buf);
+	}
+	return DROCE_L2_OURS;
+}
+
 /*
  * @return true when @p m is RoCE for the caller; otherwise it is consumed.
  * Looped back frames skip the MAC check: droce_port_tx() looped them
@@ -94,35 +131,18 @@ droce_port_rx_verify(struct droce_port *p, uint16_t q, struct rte_mbuf *m, uint6
 static bool
 rx_one(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m, bool looped)
 {
-	struct rte_ether_hdr eh_buf;
-	struct rte_vlan_hdr vh_buf;
-	const struct rte_ether_hdr *eh = rte_pktmbuf_read(m, 0, sizeof(eh_buf), &eh_buf);
-	const struct rte_vlan_hdr *vh;
-	uint32_t off = sizeof(eh_buf);
-	uint16_t vlan_tci = 0;
+	uint16_t vlan_tci;
 	rte_be16_t type;
+	uint32_t off;
+	enum droce_l2 l2 = droce_port_l2(p, m, !looped, &type, &off, &vlan_tci);
 
-	if (eh == NULL) {
+	if (l2 == DROCE_L2_MALFORMED) {
 		DROCE_STAT_ADD(pq, rx_malformed, 1);
 		goto drop;
 	}
-	/* NICs filter by MAC, PMDs of virtual ports do not: so do it here. */
-	if (!looped && !rte_is_same_ether_addr(&eh->dst_addr, &p->mac) &&
-	    !rte_is_broadcast_ether_addr(&eh->dst_addr) && !droce_port_mcast_accept(p, eh) &&
-	    !droce_nd_mcast_accept(p, &eh->dst_addr)) {
+	if (l2 == DROCE_L2_NOT_OURS) {
 		DROCE_STAT_ADD(pq, rx_not_ours, 1);
 		goto drop;
-	}
-	type = eh->ether_type;
-	if (type == RTE_BE16(RTE_ETHER_TYPE_VLAN)) {
-		vh = rte_pktmbuf_read(m, off, sizeof(vh_buf), &vh_buf);
-		if (vh == NULL) {
-			DROCE_STAT_ADD(pq, rx_malformed, 1);
-			goto drop;
-		}
-		vlan_tci = rte_be_to_cpu_16(vh->vlan_tci);
-		type = vh->eth_proto;
-		off += sizeof(vh_buf);
 	}
 	switch (type) {
 	case RTE_BE16(RTE_ETHER_TYPE_ARP):
@@ -153,6 +173,9 @@ rx_burst(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf **pk
 	uint16_t nb = rte_eth_rx_burst(p->port_id, pq->qid, pkts, n);
 
 	pq->cycles.rx += rte_get_tsc_cycles() - t0;
+	/* A shared ethdev's RX queues take the application's mbufs. */
+	if (unlikely(p->shared) && nb != 0)
+		return droce_port_adopt(p, pkts, nb);
 	return nb;
 }
 
@@ -291,6 +314,12 @@ droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t
 			DROCE_STAT_ADD(pq, rx_redirected_in, got);
 	}
 	c = droce_capture_enter(p);
+	/* Shared mode: what the application handed over (not parsed yet). */
+	if (pq->app != NULL && got < n) {
+		nb = (uint16_t)rte_ring_sc_dequeue_burst(pq->app, (void **)pkts + got, n - got, NULL);
+		if (nb != 0)
+			got += rx_classify(p, pq, c, pkts + got, nb, false);
+	}
 	if (got < n) {
 		nb = (uint16_t)rte_ring_sc_dequeue_burst(pq->lo, (void **)pkts + got, n - got, NULL);
 		if (nb != 0) {

@@ -157,6 +157,8 @@ droce_dev_attach(const struct droce_port_conf *conf, unsigned *index)
 	rc = droce_port_attach(conf, &d->port);
 	if (rc != 0)
 		goto fail;
+	d->shared = conf->shared;
+	d->placement = conf->placement;
 	snprintf(name, sizeof(name), "droce%u_qpn", idx);
 	rc = droce_num_table_init(&d->qpt, name, DROCE_MAX_QP, SOCKET_ID_ANY);
 	if (rc != 0)
@@ -212,6 +214,14 @@ droce_dev_detach(unsigned index)
 	pthread_mutex_unlock(&devs_lock);
 	dev_free(d);
 	return 0;
+}
+
+uint16_t
+droce_dev_rx_burst(unsigned index, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct droce_dev *d = droce_dev_get(index);
+
+	return d != NULL && d->shared ? droce_port_app_rx(d->port, pkts, n) : n;
 }
 
 struct ibv_device *
@@ -341,6 +351,24 @@ droce_set_qp_engine(int engine)
 	qp_engine_hint = engine < 0 ? -1 : engine;
 }
 
+/* The engine with the fewest live QPs, the lowest number on a tie. Two
+ * threads creating QPs at once may both pick it: a near miss. */
+static unsigned
+dev_engine_least_loaded(struct droce_dev *d)
+{
+	unsigned i, best = 0;
+	uint32_t n, least = UINT32_MAX;
+
+	for (i = 0; i < d->nb_engines; i++) {
+		n = __atomic_load_n(&d->engine_qps[i], __ATOMIC_RELAXED);
+		if (n < least) {
+			least = n;
+			best = i;
+		}
+	}
+	return best;
+}
+
 struct droce_engine *
 droce_dev_engine_pick(struct droce_dev *d, enum ibv_qp_type type, const struct droce_srq *srq)
 {
@@ -355,9 +383,17 @@ droce_dev_engine_pick(struct droce_dev *d, enum ibv_qp_type type, const struct d
 		return srq->engine;
 	if (qp_engine_hint >= 0)
 		i = (unsigned)qp_engine_hint;
+	else if (d->placement == DROCE_PLACE_LEAST_LOADED)
+		i = dev_engine_least_loaded(d);
 	else
 		i = __atomic_fetch_add(&d->next_engine, 1, __ATOMIC_RELAXED);
 	return d->engines[i & (d->nb_engines - 1)];
+}
+
+void
+droce_dev_engine_qps(struct droce_dev *d, const struct droce_engine *e, int delta)
+{
+	__atomic_fetch_add(&d->engine_qps[e->queue], (uint32_t)delta, __ATOMIC_RELAXED);
 }
 
 int

@@ -48,6 +48,10 @@ struct droce_dev {
 	struct droce_engine *engines[DROCE_QP_ENGINES_MAX];
 	unsigned nb_engines;
 	uint32_t next_engine;        /**< round robin of droce_dev_engine_pick() */
+	enum droce_qp_placement placement; /**< how droce_dev_engine_pick() chooses */
+	/** Live QPs per engine, for DROCE_PLACE_LEAST_LOADED (droce_dev_engine_qps()). */
+	uint32_t engine_qps[DROCE_QP_ENGINES_MAX];
+	bool shared;                 /**< the port shares its ethdev with the application */
 	struct droce_num_table qpt;
 	struct droce_mr_table *mrt;
 	struct rte_rcu_qsbr *rcu;
@@ -226,5 +230,8 @@ droce_engine_nudge_all(struct droce_engine *e)
  */
 struct droce_engine *droce_dev_engine_pick(struct droce_dev *d, enum ibv_qp_type type,
 					   const struct droce_srq *srq);
+
+/** A QP of engine @p e was created (@p delta 1) or destroyed (-1). */
+void droce_dev_engine_qps(struct droce_dev *d, const struct droce_engine *e, int delta);
 
 #endif /* DROCE_VERBS_PRIV_H */

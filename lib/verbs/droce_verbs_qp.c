@@ -217,6 +217,7 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax, uint32_t qpn)
 		}
 	}
 	qp_refs(qp, 1);
+	droce_dev_engine_qps(d, qp->engine, 1);
 	return &h->ibv.qp_base;
 fail:
 	free(qp->sq.buf);
@@ -451,6 +452,7 @@ qp_teardown(struct droce_qp *qp)
 	if (qp->type == IBV_QPT_UD)
 		droce_port_mcast_detach_all(d->port, qp->qpn);
 	pos = droce_num_table_remove(&d->qpt, qp->qpn);
+	droce_dev_engine_qps(d, qp->engine, -1);
 	droce_dev_sync(d);
 	while (__atomic_load_n(&qp->engine_refs, __ATOMIC_ACQUIRE) != 0)
 		if (droce_engine_poll(qp->engine) < 0)

@@ -313,9 +313,12 @@ static const struct bad_case bad_cases[] = {
 	  ":3: [port]: unknown section (expected eal, engine, log or port0..port7)", -EINVAL },
 	{ PORT0 "[port8]\ndevice = e\n", ":3: [port8]: droce has at most 8 ports (port0..port7)",
 	  -EINVAL },
+	{ PORT0 "placement = random\n",
+	  ":3: [port0] placement: 'random' is not a QP placement (round_robin, least_loaded)",
+	  -EINVAL },
 	{ PORT0 "speed = 3\n",
-	  ":3: [port0] speed: unknown key (expected device, ipv4, mac, mtu, rxd, txd, mbufs, engines, capture, "
-	  "link, link_wait_ms, fault_rx, fault_tx, ecn, cnp_interval_us, dcqcn, bottleneck, ipv6, "
+	  ":3: [port0] speed: unknown key (expected device, ipv4, mac, mtu, rxd, txd, mbufs, engines, "
+	  "placement, capture, link, link_wait_ms, fault_rx, fault_tx, ecn, cnp_interval_us, dcqcn, bottleneck, ipv6, "
 	  "gateway, route, vlan, pcp, dscp)",
 	  -EINVAL },
 	{ PORT0 "[eal]\nargv = -l 0\n", ":4: [eal] argv: unknown key (expected args)", -EINVAL },

@@ -525,10 +525,12 @@ END_TEST
 
 /* Shared mode: the application configured the ethdev and keeps queues 0
  * and 1. No configuration, no RX mode, no isolation; rules for droce's
- * queues only; the TX caps are the application's. */
+ * queues only; the TX caps are the application's. The generic drivers
+ * too (memif, af_xdp): a rule per IP version where the PMD takes it. */
 START_TEST(shared)
 {
-	static const char *const drivers[] = { "net_i40e", "net_ice", "net_mlx5" };
+	static const char *const drivers[] = { "net_i40e", "net_ice", "net_mlx5", "net_memif",
+					       "net_af_xdp" };
 	const char *driver = drivers[_i];
 	struct droce_port_drv_ctx ctx = ctx_make(driver, 2, true);
 	const struct droce_driver_ops *drv = drv_of(driver);
@@ -540,8 +542,9 @@ START_TEST(shared)
 	ck_assert(ctx.caps.tx_multi_seg && !ctx.caps.tx_ipv4_cksum);
 	if (drv == drv_i40e) {
 		check_i40e_rules(&ctx);
-	} else if (drv == drv_mlx5) {
-		/* No ARP rule: the application owns the port's ARP. */
+	} else if (drv != drv_ice) {
+		/* One RSS rule per IP version over droce's queues; on mlx5 no
+		 * ARP rule: the application owns the port's ARP. */
 		ck_assert_uint_eq(fake.nb_rules, 2);
 		for (v = 0; v < 2; v++) {
 			ck_assert_int_eq(fake.rules[v].action, RTE_FLOW_ACTION_TYPE_RSS);
@@ -606,7 +609,7 @@ main(void)
 	tcase_add_test(tc, ice_refused);
 	tcase_add_loop_test(tc, mlx5_rules, 0, 3);
 	tcase_add_test(tc, mlx5_refused);
-	tcase_add_loop_test(tc, shared, 0, 3);
+	tcase_add_loop_test(tc, shared, 0, 5);
 	tcase_add_test(tc, shared_fallback);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

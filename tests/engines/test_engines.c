@@ -13,6 +13,12 @@
  *   every RoCE frame lands on the wrong queue and goes to its owner
  *   through the redirect ring; still only owners touch their QPs.
  *
+ * - af_packet (its own test case, run by run_af_packet.sh): the same
+ *   over two af_packet ports with two queues each on a veth pair, where
+ *   the kernel, not the test, decides each frame's queue.
+ * - least_loaded: the placement policy that gives a new QP to the engine
+ *   with the fewest live QPs.
+ *
  * The engines run on droce's progress threads (one per engine, idle
  * sleep) while the test thread posts and polls. Under ThreadSanitizer
  * (TEST_ENGINES_INLINE) the test thread runs them all: the ring PMD hands
@@ -28,6 +34,7 @@
 #include <check.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_dev.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 
@@ -255,16 +262,28 @@ side_close(struct side *s)
 	free(s->buf);
 }
 
-/* Run 64 QP pairs; B's QP i is on the engine A's is on plus @p flip.
- * @return frames redirected on A and on B. */
+/* Frames each engine of @p s took from its ethdev queue: both > 0 when
+ * the port spread them. */
 static void
-run_pairs(const char *tag, unsigned flip, uint64_t redirected[2])
+side_rx_spread(const struct side *s)
+{
+	struct droce_dev_stats st;
+	unsigned e;
+
+	for (e = 0; e < ENGINES; e++) {
+		ck_assert_int_eq(droce_dev_engine_stats(s->dev, e, &st), 0);
+		ck_assert_msg(st.port.rx_frames > 0, "engine %u: no frame from its queue", e);
+	}
+}
+
+/* Run 64 QP pairs on @p port; B's QP i is on the engine A's is on plus
+ * @p flip. @return frames redirected on A and on B. With @p spread, each
+ * engine of both sides must have received frames from its own queue. */
+static void
+run_pairs(const uint16_t port[2], unsigned flip, bool spread, uint64_t redirected[2])
 {
 	struct side a = { 0 }, b = { 0 };
-	uint16_t port[2];
 
-	eal_start();
-	rings_make(tag, port);
 	side_open(&a, port[0], 0x0a630101u);
 	side_open(&b, port[1], 0x0a630102u);
 #ifndef TEST_ENGINES_INLINE
@@ -280,6 +299,10 @@ run_pairs(const char *tag, unsigned flip, uint64_t redirected[2])
 	side_complete(&b, &a);
 	redirected[0] = side_check(&a);
 	redirected[1] = side_check(&b);
+	if (spread) {
+		side_rx_spread(&a);
+		side_rx_spread(&b);
+	}
 	side_close(&b);
 	side_close(&a);
 	ck_assert_int_eq(droce_dev_detach(b.dev), 0);
@@ -289,8 +312,11 @@ run_pairs(const char *tag, unsigned flip, uint64_t redirected[2])
 START_TEST(owned)
 {
 	uint64_t redirected[2];
+	uint16_t port[2];
 
-	run_pairs("own", 0, redirected);
+	eal_start();
+	rings_make("own", port);
+	run_pairs(port, 0, false, redirected);
 	ck_assert_uint_eq(redirected[0], 0);
 	ck_assert_uint_eq(redirected[1], 0);
 }
@@ -299,11 +325,110 @@ END_TEST
 START_TEST(redirected)
 {
 	uint64_t redirected[2];
+	uint16_t port[2];
 
-	run_pairs("red", 1, redirected);
+	eal_start();
+	rings_make("red", port);
+	run_pairs(port, 1, false, redirected);
 	/* Every request and every ACK came in on the other engine's queue. */
 	ck_assert_uint_ge(redirected[0], NB_QPS * MSGS);
 	ck_assert_uint_ge(redirected[1], NB_QPS * MSGS);
+}
+END_TEST
+
+/*
+ * Least-loaded placement: each new QP goes to the engine with the fewest
+ * live QPs, whatever was destroyed before.
+ */
+START_TEST(least_loaded)
+{
+	struct droce_port_conf conf = {
+		.ipv4 = 0x0a630301u, .ipv4_prefix = 24, .mtu = 1024, .nb_queues = ENGINES,
+		.nb_mbufs = 4096, .placement = DROCE_PLACE_LEAST_LOADED,
+	};
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp[6];
+	uint16_t port[2];
+	unsigned dev, i;
+
+	eal_start();
+	rings_make("ll", port);
+	conf.port_id = port[0];
+	ck_assert_int_eq(droce_dev_attach(&conf, &dev), 0);
+	ctx = ibv_open_device(droce_dev_ibv(dev));
+	ck_assert_ptr_nonnull(ctx);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	ck_assert(pd != NULL && cq != NULL);
+	/* Ties go to the lower engine: 0, 1, 0, 1. */
+	for (i = 0; i < 4; i++) {
+		qp[i] = droce_test_qp_new(pd, cq, IBV_QPT_RC, 0);
+		ck_assert_int_eq(droce_qp_engine(qp[i]), (int)(i % ENGINES));
+	}
+	/* Engine 1 loses its two: the next two QPs are its. */
+	ck_assert_int_eq(ibv_destroy_qp(qp[1]), 0);
+	ck_assert_int_eq(ibv_destroy_qp(qp[3]), 0);
+	qp[1] = droce_test_qp_new(pd, cq, IBV_QPT_RC, 0);
+	qp[3] = droce_test_qp_new(pd, cq, IBV_QPT_RC, 0);
+	ck_assert_int_eq(droce_qp_engine(qp[1]), 1);
+	ck_assert_int_eq(droce_qp_engine(qp[3]), 1);
+	/* The application's choice still wins. */
+	droce_set_qp_engine(1);
+	qp[4] = droce_test_qp_new(pd, cq, IBV_QPT_RC, 0);
+	droce_set_qp_engine(-1);
+	qp[5] = droce_test_qp_new(pd, cq, IBV_QPT_RC, 0);
+	ck_assert_int_eq(droce_qp_engine(qp[4]), 1);
+	ck_assert_int_eq(droce_qp_engine(qp[5]), 0);
+	for (i = 0; i < RTE_DIM(qp); i++)
+		ck_assert_int_eq(ibv_destroy_qp(qp[i]), 0);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ck_assert_int_eq(droce_dev_detach(dev), 0);
+}
+END_TEST
+
+/* An af_packet port with 2 queue pairs (qpairs=2: one packet socket per
+ * queue in a fanout group) on interface @p iface, named @p name. */
+static uint16_t
+af_packet_make(const char *name, const char *iface)
+{
+	char args[128];
+	uint16_t port;
+
+	snprintf(args, sizeof(args), "%s,iface=%s,qpairs=%u", name, iface, ENGINES);
+	ck_assert_int_eq(rte_dev_probe(args), 0);
+	ck_assert_int_eq(rte_eth_dev_get_port_by_name(name, &port), 0);
+	return port;
+}
+
+/*
+ * The same 64 QP pairs between two af_packet ports on the two ends of a
+ * veth pair (DROCE_TEST_VETH=A,B; tests/engines/run_af_packet.sh makes
+ * it): the kernel spreads the frames over each port's two sockets by
+ * flow hash (the QPs' UDP source ports differ), so every engine receives
+ * from its own queue and hands strays to their owner; still only owners
+ * touch their QPs.
+ */
+START_TEST(af_packet)
+{
+	const char *veth = getenv("DROCE_TEST_VETH");
+	char ifs[64], *comma;
+	uint64_t redirected[2];
+	uint16_t port[2];
+
+	ck_assert_msg(veth != NULL && strlen(veth) < sizeof(ifs) && strchr(veth, ',') != NULL,
+		      "DROCE_TEST_VETH=A,B names the veth pair");
+	snprintf(ifs, sizeof(ifs), "%s", veth);
+	comma = strchr(ifs, ',');
+	*comma = '\0';
+	eal_start();
+	port[0] = af_packet_make("net_af_packet_a", ifs);
+	port[1] = af_packet_make("net_af_packet_b", comma + 1);
+	run_pairs(port, 0, true, redirected);
+	ck_assert_uint_gt(redirected[0] + redirected[1], 0);
 }
 END_TEST
 
@@ -312,10 +437,16 @@ main(void)
 {
 	Suite *s = suite_create("engines");
 	TCase *t = tcase_create("engines");
+	TCase *af = tcase_create("af_packet");
 
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, owned);
 	tcase_add_test(t, redirected);
+	tcase_add_test(t, least_loaded);
 	suite_add_tcase(s, t);
+	/* Needs a veth pair: run_af_packet.sh runs it (CK_RUN_CASE). */
+	tcase_set_timeout(af, 60);
+	tcase_add_test(af, af_packet);
+	suite_add_tcase(s, af);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
