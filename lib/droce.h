@@ -75,10 +75,11 @@ extern "C" {
 int droce_dev_attach(const struct droce_port_conf *conf, unsigned *index);
 
 /**
- * Undo droce_dev_attach(): stop the engines and the ethdev (a shared
- * ethdev runs on: only droce's flow rules go; droce's mbuf pool is freed
- * once the ethdev has given back every mbuf droce sent, so stop the
- * ethdev first if it is to be freed at once).
+ * Undo droce_dev_attach(): stop the engines and the ethdev. A shared
+ * ethdev runs on (detach droce before the application stops it: droce's
+ * engines use its queues until then); only droce's flow rules go, and
+ * droce's mbuf pool is freed if the ethdev has given back every mbuf
+ * droce sent (else it stays allocated, with a warning).
  * @return 0, or -EBUSY while a context of the device is open.
  */
 int droce_dev_detach(unsigned index);

@@ -308,12 +308,12 @@ main(int argc, char **argv)
 	quit = true;
 	pthread_join(tid, NULL);
 	print_stats((unsigned)dev, &a_to_b, &b_to_a, &echo.stats);
-	/* Stop the ports first: their queues give droce's mbufs back. */
-	rte_eth_dev_stop(opt.port_a);
-	rte_eth_dev_stop(opt.port_b);
+	/* droce first: its engine polls A's queue 1 until it is detached. */
 	ret = droce_dev_detach((unsigned)dev);
 	if (ret != 0)
 		fprintf(stderr, "l2fwd-rdma: detach: %s\n", strerror(-ret));
+	rte_eth_dev_stop(opt.port_a);
+	rte_eth_dev_stop(opt.port_b);
 	rte_eal_cleanup();
 	return echo.ret == 0 && ret == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -23,7 +23,7 @@ set -euo pipefail
 src=${1:?usage: run_l2fwd_rdma.sh SOURCE_DIR BUILD_DIR}
 build=${2:?usage: run_l2fwd_rdma.sh SOURCE_DIR BUILD_DIR}
 here=$(dirname "$0")
-iters=300
+iters=3000
 injected=200
 
 skip() {
@@ -107,13 +107,19 @@ mac = 02:00:00:00:00:02
 mtu = 1024
 engines = 2
 EOF
-rc=0
 env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/peer.conf" timeout 20 \
 	ibv_rc_pingpong -d droce0 -g 1 -e -n "$iters" -p "$tcp_port" 127.0.0.1 \
-	> "$tmp/pingpong.out" 2>&1 || rc=$?
-cat "$tmp/pingpong.out"
+	> "$tmp/pingpong.out" 2>&1 &
+pingpong=$!
+pids+=("$pingpong")
 
-# 3. Raw frames into B's veth: the forwarder sends them on to A.
+# 3. While the RDMA session runs (the memif link is up while the client
+# lives: $iters round trips take several seconds), raw frames into B's
+# veth: the forwarder sends them on to A.
+for (( i = 0; i < 100; i++ )); do
+	grep -q "rc_echo: client QP" "$tmp/l2fwd.out" && break
+	sleep 0.1
+done
 python3 - "$vp" "$injected" <<-'EOF'
 import socket, sys
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
@@ -123,7 +129,9 @@ frame = bytes.fromhex("020000000099" "020000000098" "88b5") + bytes(50)
 for _ in range(int(sys.argv[2])):
     s.send(frame)
 EOF
-sleep 1
+rc=0
+wait "$pingpong" || rc=$?
+cat "$tmp/pingpong.out"
 kill -TERM "$l2fwd"
 wait "$l2fwd" || { cat "$tmp/l2fwd.out"; echo "run_l2fwd_rdma: l2fwd-rdma failed" >&2; exit 1; }
 cat "$tmp/l2fwd.out"
