@@ -18,15 +18,27 @@ droce_test_now(void)
 int
 droce_test_loop_open(struct droce_test_loop *l, size_t size, int access)
 {
-	int n, i;
+	struct ibv_device **list;
+	int n, rc;
 
-	memset(l, 0, sizeof(*l));
-	l->list = ibv_get_device_list(&n);
-	if (l->list == NULL || n < 1) {
+	list = ibv_get_device_list(&n);
+	if (list == NULL || n < 1) {
 		fprintf(stderr, "no droce device\n");
+		ibv_free_device_list(list);
 		return -1;
 	}
-	l->ctx = ibv_open_device(l->list[0]);
+	rc = droce_test_dev_open(l, list[0], size, access);
+	l->list = list;
+	return rc;
+}
+
+int
+droce_test_dev_open(struct droce_test_loop *l, struct ibv_device *dev, size_t size, int access)
+{
+	int i;
+
+	memset(l, 0, sizeof(*l));
+	l->ctx = ibv_open_device(dev);
 	l->pd = l->ctx != NULL ? ibv_alloc_pd(l->ctx) : NULL;
 	l->cq = l->ctx != NULL ? ibv_create_cq(l->ctx, 1024, NULL, NULL, 0) : NULL;
 	for (i = 0; i < 2; i++) {

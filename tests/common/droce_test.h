@@ -16,10 +16,11 @@
 /** Seconds on the monotonic clock. */
 double droce_test_now(void);
 
-/** Device 0 opened with a PD, a CQ of 1024 and two registered buffers,
- *  for the tests that run QPs over the device's loopback. */
+/** Device 0 (or another) opened with a PD, a CQ of 1024 and two
+ *  registered buffers, for the tests that run QPs over the device's
+ *  loopback. */
 struct droce_test_loop {
-	struct ibv_device **list;
+	struct ibv_device **list;    /**< NULL from droce_test_dev_open() */
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -32,7 +33,11 @@ struct droce_test_loop {
  *  @return 0, or -1 after a message on standard error. */
 int droce_test_loop_open(struct droce_test_loop *l, size_t size, int access);
 
-/** Free what droce_test_loop_open() made. */
+/** The same on device @p dev. */
+int droce_test_dev_open(struct droce_test_loop *l, struct ibv_device *dev, size_t size,
+			int access);
+
+/** Free what droce_test_loop_open() or droce_test_dev_open() made. */
 void droce_test_loop_close(struct droce_test_loop *l);
 
 /** Post one receive of @p len bytes at @p buf (key @p lkey); fails the

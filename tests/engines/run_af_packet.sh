@@ -8,20 +8,10 @@
 set -euo pipefail
 
 exe=${1:?usage: run_af_packet.sh TEST_ENGINES}
+# shellcheck source=tests/common/veth_env.sh
+source "$(dirname "$0")/../common/veth_env.sh"
 # Interface names are at most 15 characters; the PID keeps runs apart.
 a=dea$$
-b=deb$$
-cleanup() {
-	ip link del "$a" 2> /dev/null || true
-}
-trap cleanup EXIT
-if ! ip link add "$a" type veth peer name "$b" 2> /dev/null; then
-	echo "run_af_packet: skipped: cannot create a veth pair"
-	exit 77
-fi
-# The kernel's IPv6 neighbour discovery would reach the ports (ENV.md).
-for i in "$a" "$b"; do
-	sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
-	ip link set "$i" up
-done
-CK_RUN_CASE=af_packet DROCE_TEST_VETH="$a,$b" "$exe"
+trap 'ip link del "$a" 2> /dev/null || true' EXIT
+veth_pair "$a" deb$$
+CK_RUN_CASE=af_packet DROCE_TEST_VETH="$a,deb$$" "$exe"

@@ -44,16 +44,15 @@ dropin_env "$build"
 # Interface names are at most 15 characters; the PID keeps runs apart.
 vb=l2b$$
 vp=l2p$$
+# shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	ip link del "$vb" 2> /dev/null || true
 	pair_cleanup
 }
 trap cleanup EXIT
-ip link add "$vb" type veth peer name "$vp" 2> /dev/null || skip "cannot create a veth pair"
-for i in "$vb" "$vp"; do
-	sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
-	ip link set "$i" up
-done
+# shellcheck source=tests/common/veth_env.sh
+source "$here/../common/veth_env.sh"
+veth_pair "$vb" "$vp"
 
 # 1. Install, and build the example against the installed library.
 dest=$tmp/dest
@@ -78,6 +77,7 @@ if [[ $(LD_LIBRARY_PATH=$libdir ldd "$tmp/ex/l2fwd-rdma" | awk '/libdroce/ { pri
 fi
 
 # 2. The example on CPU 0, its peer on the other CPU.
+# shellcheck disable=SC2086 # $mem is several EAL options
 LD_LIBRARY_PATH=$libdir "$tmp/ex/l2fwd-rdma" -l 0 $mem --no-pci --no-telemetry \
 	--log-level=lib.eal:error \
 	--vdev="net_memif0,role=server,socket=$tmp/memif.sock,socket-abstract=no,mac=02:00:00:00:00:01" \

@@ -41,13 +41,9 @@
 
 struct side {
 	unsigned dev;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
+	/* buf[0]: NB_QPS x MSGS receive slots, then one send slot */
+	struct droce_test_loop l;
 	struct ibv_qp *qp[NB_QPS];
-	uint8_t *buf;             /* NB_QPS x MSGS receive slots, then one send slot */
-	struct ibv_mr *mr;
-	union ibv_gid gid;
 };
 
 /* The application's side of X. */
@@ -120,22 +116,14 @@ app_port_start(void)
 static void
 side_open(struct side *s, const struct droce_port_conf *conf)
 {
-	size_t len = (NB_QPS * MSGS + 1) * MSG_LEN;
 	unsigned i;
 
 	ck_assert_int_eq(droce_dev_attach(conf, &s->dev), 0);
 	ck_assert_int_eq(droce_dev_run_thread(s->dev, 100), 0);
-	s->ctx = ibv_open_device(droce_dev_ibv(s->dev));
-	ck_assert_ptr_nonnull(s->ctx);
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->cq = ibv_create_cq(s->ctx, 2 * NB_QPS * MSGS + 16, NULL, NULL, 0);
-	s->buf = calloc(1, len);
-	ck_assert(s->pd != NULL && s->cq != NULL && s->buf != NULL);
-	s->mr = ibv_reg_mr(s->pd, s->buf, len, IBV_ACCESS_LOCAL_WRITE);
-	ck_assert_ptr_nonnull(s->mr);
-	ck_assert_int_eq(ibv_query_gid(s->ctx, 1, 1, &s->gid), 0);
+	ck_assert_int_eq(droce_test_dev_open(&s->l, droce_dev_ibv(s->dev),
+					     (NB_QPS * MSGS + 1) * MSG_LEN, IBV_ACCESS_LOCAL_WRITE), 0);
 	for (i = 0; i < NB_QPS; i++)
-		s->qp[i] = droce_test_qp_new(s->pd, s->cq, IBV_QPT_RC, 0);
+		s->qp[i] = droce_test_qp_new(s->l.pd, s->l.cq, IBV_QPT_RC, 0);
 }
 
 static void
@@ -145,11 +133,7 @@ side_close(struct side *s)
 
 	for (i = 0; i < NB_QPS; i++)
 		ck_assert_int_eq(ibv_destroy_qp(s->qp[i]), 0);
-	ibv_dereg_mr(s->mr);
-	ibv_destroy_cq(s->cq);
-	ibv_dealloc_pd(s->pd);
-	ibv_close_device(s->ctx);
-	free(s->buf);
+	droce_test_loop_close(&s->l);
 	ck_assert_int_eq(droce_dev_detach(s->dev), 0);
 }
 
@@ -165,19 +149,19 @@ sides_start(struct side *a, struct side *b)
 
 	for (i = 0; i < NB_QPS; i++)
 		for (j = 0; j < 2; j++) {
-			struct droce_test_path p = { .dgid = s[!j]->gid, .psn = 7,
+			struct droce_test_path p = { .dgid = s[!j]->l.gid, .psn = 7,
 						     .dqpn = s[!j]->qp[i]->qp_num, .timeout = 18 };
 
 			ck_assert_int_eq(droce_test_connect(s[j]->qp[i], &p), 0);
 			for (k = 0; k < MSGS; k++)
 				droce_test_post_recv(s[j]->qp[i], i,
-						     s[j]->buf + (i * MSGS + k) * MSG_LEN, MSG_LEN,
-						     s[j]->mr->lkey);
+						     s[j]->l.buf[0] + (i * MSGS + k) * MSG_LEN,
+						     MSG_LEN, s[j]->l.mr[0]->lkey);
 		}
 	for (j = 0; j < 2; j++) {
-		sge.addr = (uintptr_t)(s[j]->buf + NB_QPS * MSGS * MSG_LEN);
-		sge.lkey = s[j]->mr->lkey;
-		droce_test_fill(s[j]->buf + NB_QPS * MSGS * MSG_LEN, MSG_LEN, j);
+		sge.addr = (uintptr_t)(s[j]->l.buf[0] + NB_QPS * MSGS * MSG_LEN);
+		sge.lkey = s[j]->l.mr[0]->lkey;
+		droce_test_fill(s[j]->l.buf[0] + NB_QPS * MSGS * MSG_LEN, MSG_LEN, j);
 		for (i = 0; i < NB_QPS; i++)
 			for (k = 0; k < MSGS; k++)
 				ck_assert_int_eq(ibv_post_send(s[j]->qp[i], &wr, &bad), 0);
@@ -265,7 +249,7 @@ sides_complete(unsigned xdev, struct side *a, struct side *b)
 			      4 * NB_QPS * MSGS);
 		app_pump(xdev);
 		for (j = 0; j < 2; j++) {
-			n = ibv_poll_cq(s[j]->cq, RTE_DIM(wc), wc);
+			n = ibv_poll_cq(s[j]->l.cq, RTE_DIM(wc), wc);
 			ck_assert_int_ge(n, 0);
 			for (i = 0; i < n; i++, done++)
 				ck_assert_msg(wc[i].status == IBV_WC_SUCCESS, "%s",
