@@ -99,7 +99,7 @@ int droce_dev_detach(unsigned index);
  * rx_app_returned, rx_app_copied and rx_app_drops. Frames of pools whose
  * private area is smaller than DROCE_MBUF_PRIV_SIZE are copied into
  * droce's pool (give the pools DROCE_MBUF_PRIV_SIZE to avoid it). Any
- * thread, several at once.
+ * thread, several at once, until droce_dev_detach() is called.
  * @return how many frames are handed back (the caller's again:
  * @p pkts[0] to @p pkts[return - 1]); @p n, with every frame left where
  * it was, when there is no such device or it is not shared.

@@ -317,10 +317,10 @@ struct droce_port_stats {
 	uint64_t tx_busy;            /**< frames not taken for now: full ethdev or TX fault stage (kept by the caller) */
 	/* Shared mode (droce_port_app_rx()): written by the application's
 	 * threads, so kept per port; a queue's snapshot has them 0. */
-	uint64_t rx_app_taken;       /**< frames the application handed over that were droce's */
+	uint64_t rx_app_taken;       /**< frames the application handed over that droce kept */
 	uint64_t rx_app_returned;    /**< frames handed back to the application: not droce's */
-	uint64_t rx_app_copied;      /**< of those taken, copied: their mbufs lacked DROCE_MBUF_PRIV_SIZE private bytes */
-	uint64_t rx_app_drops;       /**< of those taken, dropped: no mbuf for the copy, or the engine's ring full */
+	uint64_t rx_app_copied;      /**< frames copied into droce's pool: their mbufs lacked DROCE_MBUF_PRIV_SIZE private bytes */
+	uint64_t rx_app_drops;       /**< droce's frames lost on the way in: no mbuf for the copy, or the engine's app ring full */
 	struct droce_fault_stats rx_fault; /**< what the RX fault stage did */
 	struct droce_fault_stats tx_fault; /**< what the TX fault stage did */
 	struct droce_bottleneck_stats rx_bottleneck; /**< what the RX bottleneck did */
