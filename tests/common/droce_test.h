@@ -29,7 +29,8 @@ struct droce_test_loop {
 	union ibv_gid gid;           /**< GID index 1 (IPv4) */
 };
 
-/** Open @p l with buffers of @p size bytes registered with @p access.
+/** Open @p l with buffers of @p size bytes (a multiple of 4096)
+ *  registered with @p access.
  *  @return 0, or -1 after a message on standard error. */
 int droce_test_loop_open(struct droce_test_loop *l, size_t size, int access);
 

@@ -121,7 +121,8 @@ side_open(struct side *s, const struct droce_port_conf *conf)
 	ck_assert_int_eq(droce_dev_attach(conf, &s->dev), 0);
 	ck_assert_int_eq(droce_dev_run_thread(s->dev, 100), 0);
 	ck_assert_int_eq(droce_test_dev_open(&s->l, droce_dev_ibv(s->dev),
-					     (NB_QPS * MSGS + 1) * MSG_LEN, IBV_ACCESS_LOCAL_WRITE), 0);
+					     RTE_ALIGN_CEIL((NB_QPS * MSGS + 1) * MSG_LEN, 4096),
+					     IBV_ACCESS_LOCAL_WRITE), 0);
 	for (i = 0; i < NB_QPS; i++)
 		s->qp[i] = droce_test_qp_new(s->l.pd, s->l.cq, IBV_QPT_RC, 0);
 }
