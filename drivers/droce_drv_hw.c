@@ -208,6 +208,7 @@ hw_caps_from_conf(struct droce_port_drv_ctx *ctx)
 		return;
 	ctx->caps.tx_multi_seg = (conf.txmode.offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) != 0;
 	ctx->caps.tx_ipv4_cksum = (conf.txmode.offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) != 0;
+	ctx->caps.tx_vlan_insert = (conf.txmode.offloads & RTE_ETH_TX_OFFLOAD_VLAN_INSERT) != 0;
 }
 
 int

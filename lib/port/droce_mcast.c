@@ -94,9 +94,14 @@ mcast_filter(struct droce_port *p)
 {
 	struct droce_mcast *mc = &p->mcast;
 	struct rte_ether_addr macs[DROCE_PORT_MCAST_MACS];
-	uint32_t n = droce_port_mcast_macs(p, macs);
+	uint32_t n;
 	bool all;
 
+	/* A shared ethdev's filters are the application's, which lets the
+	 * multicast droce needs in (or is promiscuous). */
+	if (p->shared)
+		return;
+	n = droce_port_mcast_macs(p, macs);
 	all = rte_eth_dev_set_mc_addr_list(p->port_id, macs, n) != 0 && n > 0;
 	if (all != mc->allmulti) {
 		if (all)

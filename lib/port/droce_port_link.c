@@ -82,7 +82,8 @@ droce_port_link_start(struct droce_port *p, const struct droce_port_conf *conf)
 {
 	int ret;
 
-	p->relink = port_needs_relink(p->port_id);
+	/* A shared ethdev is the application's to stop and start. */
+	p->relink = !p->shared && port_needs_relink(p->port_id);
 	p->link_up = conf->link_up;
 	p->link_wait_tsc = (uint64_t)conf->link_wait_ms * rte_get_tsc_hz() / 1000;
 	p->link_last = -1;
