@@ -123,8 +123,10 @@ static enum droce_zc_mode
 zc_port_probe(uint16_t port_id)
 {
 	struct rte_eth_dev_info info;
+	struct rte_eth_conf conf;
 
-	if (rte_eth_dev_info_get(port_id, &info) != 0 || info.driver_name == NULL)
+	if (rte_eth_dev_info_get(port_id, &info) != 0 || info.driver_name == NULL ||
+	    rte_eth_dev_conf_get(port_id, &conf) != 0)
 		return DROCE_ZC_OFF;
 	for (unsigned i = 0; i < RTE_DIM(zc_cpu_pmds); i++)
 		if (strcmp(info.driver_name, zc_cpu_pmds[i]) == 0)
@@ -135,7 +137,9 @@ zc_port_probe(uint16_t port_id)
 	/* af_xdp sends the first segment only, from UMEM memory. */
 	if (strcmp(info.driver_name, "net_af_xdp") == 0)
 		return DROCE_ZC_OFF;
-	if ((info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) &&
+	/* Enabled, not only offered: an ethdev the application configured
+	 * (a shared port) may have left chains off. */
+	if ((conf.txmode.offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) &&
 	    rte_eal_iova_mode() == RTE_IOVA_VA)
 		return DROCE_ZC_DMA;
 	return DROCE_ZC_OFF;
