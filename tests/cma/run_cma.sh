@@ -90,10 +90,7 @@ else
 	wait "${pids[0]}" || rc=$?
 fi
 pids=()
-for role in server client; do
-	echo "---- $role ----"
-	grep -v '^EAL' "$tmp/$role.out" || true
-done
+pair_show
 if $client_fails; then
 	(( status != 0 )) || { echo "run_cma: the client should have failed" >&2; exit 1; }
 	status=0

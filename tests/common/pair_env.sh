@@ -47,6 +47,16 @@ pair_memif_confs() {
 	done
 }
 
+# pair_show [TITLE]: print both sides' output ($tmp/server.out and
+# $tmp/client.out) without the EAL's lines.
+pair_show() {
+	local role
+	for role in server client; do
+		echo "---- $role${1:+: $1} ----"
+		grep -v '^EAL' "$tmp/$role.out" || true
+	done
+}
+
 # shellcheck disable=SC2317 # called by the EXIT trap
 pair_cleanup() {
 	local p

@@ -70,10 +70,7 @@ run client "$prog" "$@" -p "$tcp_port" 127.0.0.1 || status=$?
 rc=0
 wait "${pids[0]}" || rc=$?
 pids=()
-for role in server client; do
-	echo "---- $role: $prog $* ----"
-	grep -v '^EAL' "$tmp/$role.out" || true
-done
+pair_show "$prog $*"
 if (( status != 0 || rc != 0 )); then
 	echo "run_pair: $prog failed (server exit $rc, client exit $status)" >&2
 	exit 1

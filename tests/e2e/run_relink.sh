@@ -41,10 +41,7 @@ done
 rc=0
 wait "$client" || rc=$?
 pids=()
-for out in server client; do
-	echo "---- $out"
-	grep -v '^EAL' "$tmp/$out.out" || true
-done
+pair_show
 if (( status != 0 || rc != 0 )); then
 	echo "run_relink: failed (servers $status, client $rc)" >&2
 	exit 1
