@@ -254,6 +254,21 @@ engine_rx_qp(struct droce_engine *e, struct droce_qp *qp, struct rte_mbuf *m)
 		droce_engine_activate(e, qp);
 }
 
+/*
+ * The QP numbered @p qpn, looked up once per run of frames to the same QP
+ * in a burst. The pointer holds for the iteration, an RCU read-side
+ * section: a QP destroyed meanwhile is still there, marked destroying.
+ */
+static struct droce_qp *
+engine_qp_lookup(struct droce_engine *e, uint32_t qpn)
+{
+	if (qpn != e->rx_qpn) {
+		e->rx_qp = droce_num_table_lookup(e->qpt, qpn);
+		e->rx_qpn = qpn;
+	}
+	return e->rx_qp;
+}
+
 /* A frame to one QP, or to every QP attached to a multicast group. */
 static void
 engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
@@ -263,7 +278,7 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 	unsigned n;
 
 	if (pkt->qpn != DROCE_QPN_MCAST) {
-		engine_rx_qp(e, droce_num_table_lookup(e->qpt, pkt->qpn), m);
+		engine_rx_qp(e, engine_qp_lookup(e, pkt->qpn), m);
 		return;
 	}
 	/* Every engine gets a copy (droce_port_rx()) and serves its own
@@ -388,6 +403,7 @@ engine_iteration(struct droce_engine *e)
 	moved = engine_flush_tx(e);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_tx);
 	n = droce_port_rx(e->port, e->queue, pkts, RX_BURST);
+	e->rx_qpn = UINT32_MAX;
 	engine_count_rx(e, pkts, n);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_rx);
 	for (i = 0; i < n; i++) {

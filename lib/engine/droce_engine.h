@@ -86,6 +86,11 @@ struct droce_engine {
 	 *  cycles) spins on paper only: it lost its CPU. */
 	uint64_t stale_tsc;
 	struct rte_ring *kicks;      /**< QPs with new work, from any thread */
+	/** The QPN of the last received frame in this iteration, and its QP
+	 *  (or NULL): frames of a burst mostly go to one QP. UINT32_MAX
+	 *  (no QPN) at the start of each iteration. */
+	uint32_t rx_qpn;
+	struct droce_qp *rx_qp;
 	TAILQ_HEAD(, droce_qp) active;
 	struct droce_tx tx;
 	uint64_t tx_stall_tsc;       /**< when the link last stopped taking frames; 0: it takes them */
