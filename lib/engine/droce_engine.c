@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include <rte_cycles.h>
@@ -489,7 +490,15 @@ engine_thread(void *arg)
 {
 	struct droce_engine *e = arg;
 	unsigned idle = 0;
+	/* An lcore id gives the thread its mempool caches: without one every
+	 * mbuf it allocates or frees goes through the pool's shared ring. No
+	 * id left (or a multi-process EAL): it runs without, as before. */
+	bool registered = rte_thread_register() == 0;
 
+	/* Its first sleeps after going idle are meant to be short (1, 2, 4
+	 * us): the default timer slack would stretch each to 50 us, and a
+	 * frame that comes meanwhile waits that long. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	__atomic_store_n(&e->spinning, 1, __ATOMIC_RELAXED);
 	while (!__atomic_load_n(&e->stop, __ATOMIC_RELAXED)) {
 		if (droce_engine_poll(e) > 0)
@@ -498,6 +507,8 @@ engine_thread(void *arg)
 			engine_idle_backoff(e, &idle);
 	}
 	__atomic_store_n(&e->spinning, 0, __ATOMIC_RELAXED);
+	if (registered)
+		rte_thread_unregister();
 	return NULL;
 }
 
