@@ -220,11 +220,31 @@ struct perf_bw_result {
 	struct perf_cost cost;
 };
 
+/* How often the calling thread lost its CPU to another (involuntary
+ * context switches) and how long it waited, runnable, for one (the
+ * scheduler's run delay): the part of a latency tail that is the
+ * machine's, not droce's. */
+struct perf_sched {
+	uint64_t preempted;
+	uint64_t wait_ns;
+};
+
+/* Now, for the calling thread; zeros where the kernel does not say. */
+void perf_sched_mark(struct perf_sched *s);
+/* What happened since @p start, into @p start. */
+void perf_sched_since(struct perf_sched *start);
+
 struct perf_lat_result {
 	uint64_t size;
 	uint64_t iters;
 	bool duration;               /* -D: only t_avg and tps are known */
 	double t_min, t_max, t_typical, t_avg, t_stdev, t_p99, t_p999; /* usec */
+	/* The tail, over every sample (t_max leaves out the largest two, as
+	 * perftest does): the largest, and how many exceed 50 and 100 usec. */
+	uint64_t samples;
+	double t_max_all;
+	uint64_t above_50us, above_100us;
+	struct perf_sched sched;     /* this side's, over the measured loop */
 	double tps;
 	struct perf_cost cost;
 };

@@ -679,6 +679,7 @@ raw_lat(struct raw *w, uint64_t size)
 	raw_cycles_start(w);
 	if (perf_oob_sync(&w->oob, NULL, NULL) != 0)
 		return -1;
+	perf_sched_mark(&res.sched);
 	perf_clock_start(&w->clk, o);
 	while (dur ? !l.stopped : (l.scnt < o->iters || rcnt < o->iters)) {
 		if ((dur || rcnt < o->iters) && !(l.scnt < 1 && client)) {
@@ -692,6 +693,7 @@ raw_lat(struct raw *w, uint64_t size)
 	}
 	if (rc < 0)
 		return -1;
+	perf_sched_since(&res.sched);
 	if (dur) {
 		double secs = perf_window_finish(&l.win, &w->clk, rte_rdtsc(), l.scnt);
 		uint64_t n = l.win.n1 - l.win.n0;

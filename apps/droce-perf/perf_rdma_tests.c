@@ -689,10 +689,12 @@ rdma_lat(struct rdma *r, uint64_t size)
 		return -1;
 	if (cycles_mark(r, &m0) != 0 || perf_oob_sync(&r->oob, rdma_idle, r) != 0)
 		return -1;
+	perf_sched_mark(&res.sched);
 	perf_clock_start(&r->clk, o);
 	rc = (o->test == PERF_WRITE || o->test == PERF_SEND) ? lat_pingpong(&l) : lat_one_sided(&l);
 	if (rc < 0)
 		return -1;
+	perf_sched_since(&res.sched);
 	/* -D may stop with a WRITE or SEND still unacknowledged */
 	while (l.ccnt < l.scnt) {
 		if (lat_wait(&l, r->scq, false) < 0)

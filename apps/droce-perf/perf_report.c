@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <rte_common.h>
 #include <rte_cycles.h>
@@ -116,6 +117,50 @@ print_samples(const struct perf_opts *o, const uint64_t *d, uint64_t n, double u
 		printf("%" PRIu64 ", %g\n", i + 1, (double)d[i] / unit);
 }
 
+void
+perf_sched_mark(struct perf_sched *s)
+{
+	struct rusage ru;
+	FILE *f;
+
+	s->preempted = getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_nivcsw : 0;
+	s->wait_ns = 0;
+	/* schedstat: time on the CPU, time waiting for it, slices (ns) */
+	f = fopen("/proc/thread-self/schedstat", "r");
+	if (f == NULL)
+		return;
+	if (fscanf(f, "%*u %" SCNu64, &s->wait_ns) != 1)
+		s->wait_ns = 0;
+	fclose(f);
+}
+
+void
+perf_sched_since(struct perf_sched *start)
+{
+	struct perf_sched now;
+
+	perf_sched_mark(&now);
+	start->preempted = now.preempted - start->preempted;
+	start->wait_ns = now.wait_ns - start->wait_ns;
+}
+
+/* How many of the sorted @p d are at most @p limit. */
+static uint64_t
+count_up_to(const uint64_t *d, uint64_t n, double limit)
+{
+	uint64_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if ((double)d[mid] <= limit)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int
 perf_lat_stats(const struct perf_opts *o, const uint64_t *tposted, uint64_t hz,
 	       struct perf_lat_result *r)
@@ -152,6 +197,10 @@ perf_lat_stats(const struct perf_opts *o, const uint64_t *tposted, uint64_t hz,
 	r->t_stdev = sqrt(var / (double)cnt);
 	r->t_p99 = (double)d[(uint64_t)ceil((double)cnt * 0.99)] / unit;
 	r->t_p999 = (double)d[(uint64_t)ceil((double)cnt * 0.999)] / unit;
+	r->samples = n;
+	r->t_max_all = (double)d[n - 1] / unit;
+	r->above_50us = n - count_up_to(d, n, 50 * unit);
+	r->above_100us = n - count_up_to(d, n, 100 * unit);
 	r->tps = 0;
 	free(d);
 	return 0;
@@ -532,9 +581,12 @@ perf_report_lat(const struct perf_opts *o, const struct perf_lat_result *r)
 		else
 			printf("\"bytes\": %" PRIu64 ", \"iterations\": %" PRIu64 ", \"t_min\": %.6f, "
 			       "\"t_max\": %.6f, \"t_typical\": %.6f, \"t_avg\": %.6f, \"t_stdev\": %.6f, "
-			       "\"t_p99\": %.6f, \"t_p99_9\": %.6f",
+			       "\"t_p99\": %.6f, \"t_p99_9\": %.6f, \"samples\": %" PRIu64
+			       ", \"t_max_all\": %.6f, \"above_50us\": %" PRIu64 ", \"above_100us\": %" PRIu64
+			       ", \"preempted\": %" PRIu64 ", \"cpu_wait_ms\": %.3f",
 			       r->size, r->iters, r->t_min, r->t_max, r->t_typical, r->t_avg, r->t_stdev,
-			       r->t_p99, r->t_p999);
+			       r->t_p99, r->t_p999, r->samples, r->t_max_all, r->above_50us, r->above_100us,
+			       r->sched.preempted, (double)r->sched.wait_ns / 1e6);
 		json_cost(o, &r->cost, r->size);
 		printf("}");
 	} else if (r->duration) {
@@ -545,6 +597,10 @@ perf_report_lat(const struct perf_opts *o, const struct perf_lat_result *r)
 		       "%-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f\n",
 		       r->size, r->iters, r->t_min, r->t_max, r->t_typical, r->t_avg, r->t_stdev,
 		       r->t_p99, r->t_p999);
+		printf("   tail: largest %.2f usec; %" PRIu64 " of %" PRIu64 " samples above 50 usec, %"
+		       PRIu64 " above 100 usec; this side lost its CPU %" PRIu64 " times, %.3f ms "
+		       "waiting for it\n", r->t_max_all, r->above_50us, r->samples, r->above_100us,
+		       r->sched.preempted, (double)r->sched.wait_ns / 1e6);
 	}
 	if (!o->json)
 		print_cost(o, &r->cost, r->size);
