@@ -6,10 +6,17 @@
 # Usage: run_ucx.sh BUILD_DIR [TEST...]
 #   TEST is TRANSPORT:TEST[:DATA[:SIZE]] (e.g. rc_verbs:put_lat,
 #   rc_verbs:put_bw:zcopy:65536); without one, the list below runs. Each
-#   test must exit 0 on both sides and print its "Final:" line of numbers;
-#   the medians and averages (latency, in us) are printed at the end. A
-#   test that times out (a stall droce still has, in about one test in
-#   ten here) runs once more, and says so.
+#   test must exit 0 on both sides and print its "Final:" line of numbers.
+#   At the end, per test: the median (UCX's, over the last 2048 samples),
+#   the average over the whole run (UCX's "overall"; its "average" column
+#   covers the last report interval only) and bandwidth; for a latency
+#   test also the largest sample, from a second run of 2048 iterations
+#   with -R 100 (UCX's percentile rank: its percentile is over its last
+#   2048 samples, so then over all of them). Latencies in usec, one way
+#   (half the round trip). An average far above the median is a stall
+#   (tests/dropin/lat_tail.sh checks the tail). A test that times out (a
+#   stall droce still has, in about one test in ten here) runs once more,
+#   and says so.
 #
 # UCX looks for /dev/infiniband/<dev_name> before it opens a device:
 # scripts/droce-setup.sh makes the entries (and removes them at the end
@@ -71,11 +78,13 @@ perftest() {
 		timeout "$UCX_TIMEOUT" ucx_perftest -p "$tcp_port" "$@"
 }
 
-# run_one TEST: run it once; sets rc and src (the client's and the server's
-# exit status) and final (the client's "Final:" line).
+# run_one TEST [ARGS...]: run it once, with ucx_perftest's ARGS added; sets
+# rc and src (the client's and the server's exit status) and final (the
+# client's "Final:" line).
 run_one() {
 	local t=$1 tl test data size gid args out server i
 
+	shift
 	IFS=: read -r tl test data size <<< "$t"
 	args=(-d droce0:1 -x "$tl" -t "$test")
 	# The IPv4 GID for every transport: ud_verbs reads the packet type
@@ -86,6 +95,7 @@ run_one() {
 	*) args+=(-s "${size:-4096}" -n 20000 -w 100) ;;
 	esac
 	[[ -n $data ]] && args+=(-D "$data")
+	args+=("$@")
 	out=$tmp/${t//:/_}
 	rm -f "$tmp/memif.sock"
 	# The server opens its device (and starts DPDK) only once the client
@@ -128,9 +138,20 @@ for t in "${tests[@]}"; do
 		status=1
 		continue
 	fi
-	# Final: iterations, median, average, overall (us), MB/s avg/overall, msg/s avg/overall
-	read -r _ _ median avg _ bw _ <<< "$final"
-	summary+=("$(printf '%-32s median %8s us  average %8s us  %10s MB/s' "$t" "$median" "$avg" "$bw")")
+	# Final: iterations, percentile, average (last interval), overall (us),
+	# MB/s average/overall, msg/s average/overall
+	read -r _ _ median _ avg _ bw _ <<< "$final"
+	max=-
+	if [[ $t == *_lat* ]]; then
+		run_one "$t" -n 2048 -R 100
+		if (( rc == 0 && src == 0 )) && [[ -n $final ]]; then
+			read -r _ _ max _ <<< "$final"
+		else
+			echo "run_ucx: $t: the run for the largest sample failed (not counted)"
+		fi
+	fi
+	summary+=("$(printf '%-32s median %8s  average %10s  max %10s us  %10s MB/s' \
+		"$t" "$median" "$avg" "$max" "$bw")")
 done
 echo "---- summary"
 printf '%s\n' "${summary[@]}"
