@@ -22,11 +22,6 @@ build=${1:?usage: lat_tail.sh BUILD_DIR [ITERATIONS [PERCENT]]}
 iters=${2:-20000}
 percent=${3:-1}
 exe=$build/apps/droce-perf/droce-perf
-if [[ ! -x $exe ]]; then
-	echo "lat_tail: $exe is not built" >&2
-	exit 1
-fi
-
 # shellcheck source=tests/common/pair_env.sh
 source "$(dirname "$0")/../common/pair_env.sh"
 pair_setup lat-tail
