@@ -14,9 +14,11 @@
 #   with -R 100 (UCX's percentile rank: its percentile is over its last
 #   2048 samples, so then over all of them). Latencies in usec, one way
 #   (half the round trip). An average far above the median is a stall
-#   (tests/dropin/lat_tail.sh checks the tail). A test that times out (a
-#   stall droce still has, in about one test in ten here) runs once more,
-#   and says so.
+#   (tests/perf/lat_tail.sh checks the tail). A test that times out runs
+#   once more, and says so: the stall for good that about one test in ten
+#   had (a memif client turned away by a server not started yet, which
+#   droce now restarts: docs/config.md) should not come back, and if it
+#   does the rerun keeps the evidence in the log.
 #
 # UCX looks for /dev/infiniband/<dev_name> before it opens a device:
 # scripts/droce-setup.sh makes the entries (and removes them at the end
@@ -122,9 +124,8 @@ summary=()
 again=()
 for t in "${tests[@]}"; do
 	run_one "$t"
-	# A stall that droce still has (see docs/verbs-programs.md) ends a
-	# run with a timeout (124) or UCX's abort on its own timeout (134):
-	# said, and run once more.
+	# A stall ends a run with a timeout (124) or UCX's abort on its own
+	# timeout (134): said, and run once more.
 	if (( rc == 124 || src == 124 || rc == 134 || src == 134 )); then
 		echo "run_ucx: $t stalled (client exit $rc, server exit $src): once more"
 		again+=("$t")
