@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Event channels: a queue behind an eventfd in semaphore mode. Each queued
- * event adds one to the count; rdma_get_cm_event() reads one off (blocking
- * unless the application made the fd non-blocking) and takes the head of
- * the queue. An event stays the application's until rdma_ack_cm_event();
- * rdma_destroy_id() waits for its ID's, as rdma-core's does.
+ * event adds one to the count, and the count is read down only under the
+ * channel's lock, together with taking an event off the queue: the count
+ * is always the queue's length, so the fd polls readable exactly while an
+ * event waits. rdma_get_cm_event() waits in poll() (unless the application
+ * made the fd non-blocking) and takes the head of the queue. Events of a
+ * destroyed ID leave the queue with their counts, so no reader wakes for
+ * them: a thread still waiting when the application destroys the channel
+ * (rping's event thread does) sleeps on, as in rdma-core, instead of
+ * waking into freed memory. An event stays the application's until
+ * rdma_ack_cm_event(); rdma_destroy_id() waits for its ID's, as
+ * rdma-core's does.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -75,11 +83,12 @@ cma_event_queue_param(struct cma_id *c, enum rdma_cm_event_type type, int status
 		e->ev.param.conn.private_data = e->pdata;
 		e->ev.param.conn.private_data_len = len;
 	}
+	/* The count with the queue, under the lock (see the top). */
 	pthread_mutex_lock(&ch->lock);
 	TAILQ_INSERT_TAIL(&ch->q, e, link);
-	pthread_mutex_unlock(&ch->lock);
 	if (write(ch->ch.fd, &one, sizeof(one)) != sizeof(one))
 		abort(); /* an eventfd only refuses at 2^64 - 1 events */
+	pthread_mutex_unlock(&ch->lock);
 }
 
 int
@@ -92,22 +101,30 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 	if (ch == NULL || event == NULL)
 		return cma_fail(EINVAL);
 	for (;;) {
-		if (read(ch->ch.fd, &v, sizeof(v)) != sizeof(v))
-			return -1; /* errno: EAGAIN on a non-blocking channel, EINTR */
+		struct pollfd pfd = { .fd = ch->ch.fd, .events = POLLIN };
+
 		pthread_mutex_lock(&ch->lock);
 		e = TAILQ_FIRST(&ch->q);
-		TAILQ_REMOVE(&ch->q, e, link);
-		if (e->dead) {
+		if (e != NULL) {
+			/* Its count: there, as the queue is not empty. */
+			if (read(ch->ch.fd, &v, sizeof(v)) != sizeof(v))
+				abort();
+			TAILQ_REMOVE(&ch->q, e, link);
+			/* A child's events come on its listener's channel: one
+			 * lock for both. */
+			cma_id_of(e->ev.id)->events_out++;
+			if (e->ev.listen_id != NULL)
+				cma_id_of(e->ev.listen_id)->events_out++;
 			pthread_mutex_unlock(&ch->lock);
-			free(e);
-			continue;
+			break;
 		}
-		/* A child's events come on its listener's channel: one lock for both. */
-		cma_id_of(e->ev.id)->events_out++;
-		if (e->ev.listen_id != NULL)
-			cma_id_of(e->ev.listen_id)->events_out++;
 		pthread_mutex_unlock(&ch->lock);
-		break;
+		if (fcntl(ch->ch.fd, F_GETFL) & O_NONBLOCK) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (poll(&pfd, 1, -1) < 0)
+			return -1; /* errno: EINTR */
 	}
 	*event = &e->ev;
 	return 0;
@@ -161,11 +178,20 @@ cma_events_retire(struct cma_id *c)
 	struct cma_channel *ch = (struct cma_channel *)c->id.channel;
 	struct cma_event *e;
 
+	struct cma_event *next;
+	uint64_t v;
+
 	pthread_mutex_lock(&ch->lock);
-	/* Queued ones keep their count on the eventfd: the reader skips them. */
-	TAILQ_FOREACH(e, &ch->q, link)
-		if (e->ev.id == &c->id || e->ev.listen_id == &c->id)
-			e->dead = true;
+	/* Queued ones go, each with its count. */
+	for (e = TAILQ_FIRST(&ch->q); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, link);
+		if (e->ev.id != &c->id && e->ev.listen_id != &c->id)
+			continue;
+		if (read(ch->ch.fd, &v, sizeof(v)) != sizeof(v))
+			abort();
+		TAILQ_REMOVE(&ch->q, e, link);
+		free(e);
+	}
 	while (c->events_out != 0)
 		pthread_cond_wait(&c->acked, &ch->lock);
 	pthread_mutex_unlock(&ch->lock);

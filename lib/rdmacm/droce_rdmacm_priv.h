@@ -47,7 +47,6 @@ struct cma_dev {
 struct cma_event {
 	struct rdma_cm_event ev;       /**< first: handed out */
 	TAILQ_ENTRY(cma_event) link;
-	bool dead;                     /**< its ID is gone: skipped, not handed out */
 	uint8_t pdata[DROCE_CM_REP_PDATA];
 };
 

@@ -202,6 +202,29 @@ START_TEST(refused)
 }
 END_TEST
 
+/*
+ * An event still queued when its ID is destroyed goes with its count: the
+ * channel's fd is not readable after, so a thread waiting in
+ * rdma_get_cm_event() does not wake for it (rping's event thread did, into
+ * a channel its main thread was destroying).
+ */
+START_TEST(destroyed_id_leaves_no_count)
+{
+	struct sockaddr_in srv = addr("10.99.0.1", PORT + 2);
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_id *c;
+	struct rdma_cm_event *ev;
+
+	ck_assert_int_eq(rdma_create_id(ch, &c, NULL, RDMA_PS_TCP), 0);
+	ck_assert_int_eq(rdma_resolve_addr(c, NULL, (struct sockaddr *)&srv, 2000), 0);
+	ck_assert_int_eq(poll(&pfd, 1, 20000), 1);
+	ck_assert_int_eq(rdma_destroy_id(c), 0);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	ck_assert_int_eq(rdma_get_cm_event(ch, &ev), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+}
+END_TEST
+
 /* RDMA_PS_UDP: SIDR to our own listener, then a UD SEND to the QP it names. */
 START_TEST(ud_to_ourselves)
 {
@@ -302,6 +325,7 @@ main(void)
 	tcase_add_test(tc, channel_and_failures);
 	tcase_add_test(tc, connect_to_ourselves);
 	tcase_add_test(tc, refused);
+	tcase_add_test(tc, destroyed_id_leaves_no_count);
 	tcase_add_test(tc, ud_to_ourselves);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s);
