@@ -18,7 +18,11 @@
 #include "droce_gsi.h"
 #include "droce_verbs_priv.h"
 
-#define GSI_RECVS 64
+/* As many receives as the kernel's MAD layer posts on QP1 (ib_mad's
+ * recv_queue_size): a listener taking 100 connections at once got more
+ * MADs in a burst than 64 receives held, and a lost RTU or DREQ waits
+ * for the CM's retry (seconds), or for ever when the peer has gone. */
+#define GSI_RECVS 512
 #define GSI_SENDS 256
 /* How long a send waits for a free slot before it counts as lost. */
 #define GSI_SEND_WAIT_US 1000000
