@@ -28,8 +28,13 @@
 #define START_RETRY_MIN_MS 100u
 #define START_RETRY_MAX_MS 1000u
 /* A started ethdev that does not reconnect by itself is restarted when its
- * link stays down this long: a working link comes up in microseconds. */
-#define RELINK_MS 500u
+ * link stays down this long, twice as long after each restart that did
+ * not bring it up, up to RELINK_MAX_MS. Not shorter: memif's handshake
+ * runs on the EAL's interrupt thread, which takes over a second under
+ * ThreadSanitizer, and a client that restarts in the middle of it made
+ * DPDK 22.11's memif server panic in that thread. */
+#define RELINK_MIN_MS 2000u
+#define RELINK_MAX_MS 8000u
 
 /* rte_eth_dev_start() and the driver's own start; on a shared ethdev,
  * which the application started, the driver's start alone. */
@@ -84,6 +89,7 @@ droce_port_link_start(struct droce_port *p, const struct droce_port_conf *conf)
 
 	/* A shared ethdev is the application's to stop and start. */
 	p->relink = !p->shared && port_needs_relink(p->port_id);
+	p->relink_ms = RELINK_MIN_MS;
 	p->link_up = conf->link_up;
 	p->link_wait_tsc = (uint64_t)conf->link_wait_ms * rte_get_tsc_hz() / 1000;
 	p->link_last = -1;
@@ -164,9 +170,10 @@ droce_port_link_watch(struct droce_port *p, uint64_t now)
 	/* Stopped first, then started below like an ethdev that never did.
 	 * Its RX and TX bursts return at once meanwhile: no link. */
 	if (p->relink && p->started && p->down_since != 0 &&
-	    now - p->down_since >= p->tsc_hz * RELINK_MS / 1000) {
+	    now - p->down_since >= p->tsc_hz * p->relink_ms / 1000) {
 		DROCE_PORT_LOG(NOTICE, "port %u: no link for %u ms: restarting the ethdev",
-			       p->port_id, RELINK_MS);
+			       p->port_id, p->relink_ms);
+		p->relink_ms = RTE_MIN(2 * p->relink_ms, RELINK_MAX_MS);
 		__atomic_store_n(&p->started, false, __ATOMIC_RELEASE);
 		if (p->drv->stop != NULL)
 			p->drv->stop(&p->drv_ctx);
@@ -178,15 +185,19 @@ droce_port_link_watch(struct droce_port *p, uint64_t now)
 	if (!p->started && now >= p->start_next_tsc) {
 		if (port_ethdev_start(p) == 0) {
 			__atomic_store_n(&p->started, true, __ATOMIC_RELEASE);
+			/* The link's handshake starts now: a restart waits
+			 * relink_ms from here, not from the first try. */
+			__atomic_store_n(&p->down_since, now, __ATOMIC_RELAXED);
 			DROCE_PORT_LOG(NOTICE, "port %u: the ethdev started", p->port_id);
 		} else {
 			p->start_retry_ms = RTE_MIN(2 * p->start_retry_ms, START_RETRY_MAX_MS);
 			p->start_next_tsc = now + p->tsc_hz * p->start_retry_ms / 1000;
 		}
 	}
-	if (port_ethdev_link_up(p))
+	if (port_ethdev_link_up(p)) {
 		__atomic_store_n(&p->down_since, 0, __ATOMIC_RELAXED);
-	else if (p->down_since == 0)
+		p->relink_ms = RELINK_MIN_MS;
+	} else if (p->down_since == 0)
 		__atomic_store_n(&p->down_since, now, __ATOMIC_RELAXED);
 	up = droce_port_link_up(p);
 	if (p->link_up && p->link_wait_tsc != 0 && !up && p->link_last == 1)

@@ -153,6 +153,7 @@ struct droce_port {
 	bool link_up;                /**< active while the peer is awaited */
 	bool started;                /**< the ethdev runs: RX and TX may use it */
 	bool relink;                 /**< restart the ethdev while its link stays down */
+	uint32_t relink_ms;          /**< after this long down (droce_port_link.c) */
 	uint64_t link_wait_tsc;      /**< how long link_up holds; 0: forever */
 	uint64_t down_since;         /**< TSC since the link is down; 0: up */
 	uint64_t start_next_tsc;     /**< when to try starting the ethdev again */

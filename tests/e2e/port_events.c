@@ -3,7 +3,7 @@
  * Port events through the verbs API, as a pair under run_pair.sh:
  * the server (no address argument) waits for IBV_EVENT_PORT_ACTIVE when
  * the client's memif side attaches, then IBV_EVENT_PORT_ERR when it goes;
- * the client (an address argument) holds its device open for a second.
+ * the client (an address argument) holds its device open for 3 seconds.
  * With --again (run_relink.sh) it waits for one more PORT_ACTIVE after the
  * PORT_ERR: the peer came back.
  */
@@ -47,7 +47,9 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (argc > 1 && argv[argc - 1][0] != '-' && argv[argc - 2][0] != '-') {
-		sleep(1); /* the client: just be there for a while */
+		/* The client: just be there for a while (long enough for a
+		 * peer that restarts its ethdev after 2 s to find it). */
+		sleep(3);
 		rc = 0;
 	} else {
 		fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);

@@ -34,7 +34,7 @@ pids+=("$client")
 sleep 1
 status=0
 for i in 1 2; do
-	# A server holds its device open for a second, then ends.
+	# A server holds its device open for 3 s, then ends.
 	run server server -p "$tcp_port" 127.0.0.1 || status=$?
 	sleep 0.5
 done
