@@ -171,7 +171,8 @@ droce_cq_pop(struct droce_cq *cq, int n, struct ibv_wc *wc)
 	if (__atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE) ==
 	    __atomic_load_n(&cq->cons, __ATOMIC_RELAXED))
 		return 0;
-	rte_spinlock_lock(&cq->clock);
+	if (!cq->single_consumer)
+		rte_spinlock_lock(&cq->clock);
 	prod = __atomic_load_n(&cq->prod, __ATOMIC_ACQUIRE);
 	cons = cq->cons;
 	while (got < n && cons != prod) {
@@ -181,6 +182,7 @@ droce_cq_pop(struct droce_cq *cq, int n, struct ibv_wc *wc)
 	}
 	/* One head update: the slots are the engine's again only after the copies. */
 	__atomic_store_n(&cq->cons, cons, __ATOMIC_RELEASE);
-	rte_spinlock_unlock(&cq->clock);
+	if (!cq->single_consumer)
+		rte_spinlock_unlock(&cq->clock);
 	return got;
 }

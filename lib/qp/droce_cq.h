@@ -7,7 +7,8 @@
  * Producers (engines, and a thread flushing a QP it destroys) serialise on
  * a spinlock held for the few stores of one completion; consumers
  * serialise on another, as ibv_poll_cq() is thread-safe in rdma-core's
- * providers. Neither lock is held across anything that can block.
+ * providers, unless the CQ has a single consumer. Neither lock is held
+ * across anything that can block.
  */
 #ifndef DROCE_CQ_H
 #define DROCE_CQ_H
@@ -33,6 +34,11 @@ struct droce_cq {
 	uint32_t cons;               /**< written under clock */
 	rte_spinlock_t plock;
 	rte_spinlock_t clock;
+	/** One polling thread at a time (IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
+	 *  or a parent domain with a thread domain): clock is not taken. */
+	bool single_consumer;
+	/** The parent domain it was created on (it holds it), or NULL. */
+	struct ibv_pd *pd;
 	/** 0: not armed; 1: next completion; 2: next solicited completion. */
 	uint32_t armed;
 	struct droce_comp_channel *channel;
@@ -63,7 +69,7 @@ int droce_cq_init(struct droce_cq *cq, uint32_t cqe);
 /**
  * Move the completions not yet polled, in order, into a new ring for at
  * least @p cqe completions. Producers and pollers wait on the ring locks
- * meanwhile; an engine that saw room in the old ring (droce_cq_space())
+ * meanwhile (a single-consumer CQ's poller is the caller itself); an engine that saw room in the old ring (droce_cq_space())
  * still has at least one entry, as the new ring has room for cqe + 1.
  * @return 0, -EINVAL when more than @p cqe completions are pending, or
  * -ENOMEM.

@@ -117,7 +117,8 @@ struct droce_wq {
 	 * rather than alignment: QPs come from calloc()). */
 	uint8_t pad0[RTE_CACHE_LINE_SIZE];
 	rte_spinlock_t lock;         /**< serialises posters, unless single_producer */
-	/** One thread posts at a time (DROCE_SINGLE_THREADED): no lock taken. */
+	/** One thread posts at a time (DROCE_SINGLE_THREADED, or a QP or SRQ
+	 *  created on a parent domain with a thread domain): no lock taken. */
 	bool single_producer;
 	uint32_t prod;               /**< next free slot, written by posters */
 	uint32_t cons_seen;          /**< posters' last look at @ref cons */

@@ -233,13 +233,25 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 	return cq != NULL ? ibv_cq_ex_to_cq(&cq->ibv) : NULL;
 }
 
+/*
+ * As mlx5: unknown creation flags are EINVAL, and IBV_CQ_INIT_ATTR_MASK_PD
+ * takes a parent domain (EINVAL for a plain PD). A single-threaded CQ, or
+ * one on a parent domain with a thread domain, has one poller at a time.
+ */
 struct ibv_cq_ex *
 droce_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
 {
 	const uint32_t known_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
+	const uint32_t known_flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED |
+				     IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+	uint32_t flags = attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS ? attr->flags : 0;
+	struct ibv_pd *pd = attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD ? attr->parent_domain : NULL;
 	struct droce_cq *cq;
 
-	if (attr->comp_mask & ~known_mask || attr->comp_vector >= (uint32_t)ctx->num_comp_vectors) {
+	if (attr->comp_mask & ~known_mask || attr->comp_vector >= (uint32_t)ctx->num_comp_vectors ||
+	    (flags & ~known_flags) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	     (pd == NULL || pd->context != ctx || droce_pd_of(pd)->inner == NULL))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -250,6 +262,11 @@ droce_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
 	cq = cq_create(ctx, attr->cqe, attr->cq_context, attr->channel);
 	if (cq == NULL)
 		return NULL;
+	cq->single_consumer = (flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED) ||
+			      droce_pd_single_thread(pd);
+	cq->pd = pd;
+	if (pd != NULL)
+		__atomic_add_fetch(&droce_pd_of(pd)->users, 1, __ATOMIC_RELAXED);
 	if ((attr->wc_flags & CQX_WC_TS) && droce_cq_enable_ts(cq) != 0) {
 		ibv_destroy_cq(ibv_cq_ex_to_cq(&cq->ibv));
 		errno = ENOMEM;
@@ -300,6 +317,8 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 		pthread_mutex_unlock(&ch->lock);
 		__atomic_sub_fetch(&ch->users, 1, __ATOMIC_RELEASE);
 	}
+	if (cq->pd != NULL)
+		__atomic_sub_fetch(&droce_pd_of(cq->pd)->users, 1, __ATOMIC_RELEASE);
 	droce_cq_fini(cq);
 	free(cq);
 	return 0;

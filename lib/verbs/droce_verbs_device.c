@@ -92,6 +92,7 @@ ibv_open_device(struct ibv_device *device)
 	c->vctx.create_qp_ex = droce_create_qp_ex;
 	c->vctx.query_rt_values = droce_query_rt_values;
 	droce_xrc_ops_set(&c->vctx);
+	droce_pd_ops_set(&c->vctx);
 	ctx = &c->vctx.context;
 	ctx->device = device;
 	ctx->ops = droce_ctx_ops;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Protection domains and memory regions. Registration pins nothing: the
- * engine runs in this process and reaches the memory directly. What it
- * gives is the key, the bounds and the access rights every access is
- * checked against; and, for a port whose device sends zero-copy payloads
- * by DMA, the region registered with DPDK and mapped for that device.
+ * Memory regions (their protection domains: droce_verbs_pd.c).
+ * Registration pins nothing: the engine runs in this process and reaches
+ * the memory directly. What it gives is the key, the bounds and the access
+ * rights every access is checked against; and, for a port whose device
+ * sends zero-copy payloads by DMA, the region registered with DPDK and
+ * mapped for that device.
  *
  * Deregistration waits for the frames that still point into the region
  * (zero-copy TX), as rxe waits for its packets' references: up to
@@ -30,32 +31,6 @@
 
 #undef ibv_reg_mr
 #undef ibv_reg_mr_iova
-
-struct ibv_pd *
-ibv_alloc_pd(struct ibv_context *ctx)
-{
-	struct droce_dev *d = droce_dev_of_ctx(ctx);
-	struct droce_pd *pd = calloc(1, sizeof(*pd));
-
-	if (pd == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	pd->ibv.context = ctx;
-	pd->ibv.handle = __atomic_add_fetch(&d->next_handle, 1, __ATOMIC_RELAXED);
-	return &pd->ibv;
-}
-
-int
-ibv_dealloc_pd(struct ibv_pd *ibpd)
-{
-	struct droce_pd *pd = droce_pd_of(ibpd);
-
-	if (__atomic_load_n(&pd->users, __ATOMIC_ACQUIRE) != 0)
-		return EBUSY;
-	free(pd);
-	return 0;
-}
 
 /* What a region may be registered with: remote write and atomics need
  * local write too (IB spec 10.6.3.1; rdma-core's providers check it). */

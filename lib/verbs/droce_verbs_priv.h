@@ -85,9 +85,18 @@ droce_dev_of_ctx(struct ibv_context *ctx)
 	return droce_ctx_of(ctx)->dev;
 }
 
+struct droce_td;
+
+/** A protection domain, or a parent domain (ibv_alloc_parent_domain()). */
 struct droce_pd {
 	struct ibv_pd ibv;
-	uint32_t users;              /**< MRs, QPs, AHs (EBUSY on dealloc) */
+	uint32_t users;              /**< MRs, QPs, AHs, parent domains (EBUSY on dealloc) */
+	/** A parent domain: the PD it extends. It has that PD's handle, so
+	 *  what is created on either is in the same protection domain.
+	 *  NULL for a plain PD. */
+	struct droce_pd *inner;
+	/** A parent domain's thread domain, or NULL. */
+	struct droce_td *td;
 };
 
 static inline struct droce_pd *
@@ -95,6 +104,16 @@ droce_pd_of(struct ibv_pd *pd)
 {
 	return (struct droce_pd *)pd;
 }
+
+/* droce_verbs_pd.c: the context's thread and parent domain verbs. */
+void droce_pd_ops_set(struct verbs_context *vctx);
+
+/**
+ * Whether the queues created on @p pd (NULL: none) have one posting or
+ * polling thread at a time, so take no lock: @p pd is a parent domain
+ * with a thread domain.
+ */
+bool droce_pd_single_thread(struct ibv_pd *pd);
 
 /** A completion channel: an eventfd and the CQs that fired. */
 struct droce_comp_channel {

@@ -175,6 +175,9 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax, uint32_t qpn)
 	qp->dev = d;
 	qp->pd = ax->qp_type != IBV_QPT_XRC_RECV ? ax->pd : NULL;
 	qp->pd_handle = qp->pd != NULL ? qp->pd->handle : 0;
+	/* A thread domain: one poster per queue, whatever DROCE_SINGLE_THREADED says. */
+	if (droce_pd_single_thread(qp->pd))
+		qp->sq.single_producer = qp->rq.single_producer = true;
 	qp->scq = has_sq ? droce_cq_of(ax->send_cq) : NULL;
 	qp->rcq = has_rq || ax->srq != NULL ? droce_cq_of(ax->recv_cq) : NULL;
 	qp->srq = ax->qp_type != IBV_QPT_XRC_SEND && ax->srq != NULL ? droce_srq_of(ax->srq) : NULL;

@@ -36,6 +36,8 @@ ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 		return NULL;
 	}
 	srq->rq.max_sge = a->max_sge;
+	if (droce_pd_single_thread(pd))
+		srq->rq.single_producer = true;
 	srq->limit = a->srq_limit;
 	srq->pd_handle = pd->handle;
 	srq->engine = droce_dev_engine_pick(d, IBV_QPT_DRIVER, NULL);

@@ -8,7 +8,7 @@
  * they have nothing to do.
  *
  * (The verbs rdma-core implements inline in verbs.h, such as
- * ibv_create_flow or ibv_alloc_td, reach droce through
+ * ibv_create_flow or ibv_alloc_dm, reach droce through
  * struct verbs_context, whose empty slots already make them fail with
  * EOPNOTSUPP.)
  */

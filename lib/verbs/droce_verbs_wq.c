@@ -9,7 +9,8 @@
 /*
  * DROCE_SINGLE_THREADED set (and not 0): the application promises that
  * each queue has one poster at a time, as rdma-core's mlx5 provider lets
- * MLX5_SINGLE_THREADED promise it, and posts take no lock.
+ * MLX5_SINGLE_THREADED promise it, and posts take no lock. (The promise
+ * per queue is a thread domain: droce_pd_single_thread().)
  */
 static bool
 single_threaded(void)

@@ -176,8 +176,6 @@ END_TEST
 START_TEST(inline_verbs_without_a_droce_op_fail)
 {
 	struct ibv_alloc_dm_attr dm = { .length = 4096 };
-	struct ibv_td_init_attr td = { 0 };
-	struct ibv_parent_domain_init_attr pdi = { .pd = pd };
 	struct ibv_counters_init_attr ci = { 0 };
 	struct ibv_wq_init_attr wi = { .wq_type = IBV_WQT_RQ, .max_wr = 1, .max_sge = 1,
 				       .pd = pd, .cq = cq };
@@ -198,8 +196,6 @@ START_TEST(inline_verbs_without_a_droce_op_fail)
 	} while (0)
 	NULL_EOPNOTSUPP(ibv_create_flow(qp, &fa));
 	NULL_EOPNOTSUPP(ibv_alloc_dm(ctx, &dm));
-	NULL_EOPNOTSUPP(ibv_alloc_td(ctx, &td));
-	NULL_EOPNOTSUPP(ibv_alloc_parent_domain(ctx, &pdi));
 	NULL_EOPNOTSUPP(ibv_create_counters(ctx, &ci));
 	NULL_EOPNOTSUPP(ibv_create_wq(ctx, &wi));
 	NULL_EOPNOTSUPP(ibv_create_rwq_ind_table(ctx, &ri));
@@ -210,6 +206,38 @@ START_TEST(inline_verbs_without_a_droce_op_fail)
 	ck_assert_int_eq(ibv_modify_cq(cq, &mc), EOPNOTSUPP);
 	ck_assert_int_eq(ibv_modify_qp_rate_limit(qp, &rl), EOPNOTSUPP);
 	ck_assert_ptr_null(ibv_create_qp(pd, &raw));
+}
+END_TEST
+
+/* The inline thread and parent domain verbs find droce's slots in the
+ * context (tests/verbs/test_td.c checks the rest). */
+START_TEST(thread_and_parent_domains_reach_droce)
+{
+	struct ibv_td_init_attr ta = { 0 };
+	struct ibv_td *td = ibv_alloc_td(ctx, &ta);
+	struct ibv_parent_domain_init_attr pa = { .pd = pd, .td = td };
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_pd *pdom;
+	struct ibv_qp *q;
+
+	ck_assert_ptr_nonnull(td);
+	pdom = ibv_alloc_parent_domain(ctx, &pa);
+	ck_assert_ptr_nonnull(pdom);
+	ck_assert_uint_eq(pdom->handle, pd->handle);
+	q = ibv_create_qp(pdom, &ia);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_int_eq(ibv_dealloc_td(td), EBUSY);
+	ck_assert_int_eq(ibv_dealloc_pd(pdom), EBUSY);
+	ck_assert_int_eq(ibv_destroy_qp(q), 0);
+	ck_assert_int_eq(ibv_dealloc_pd(pdom), 0);
+	ck_assert_int_eq(ibv_dealloc_td(td), 0);
+	ta.comp_mask = 1;
+	errno = 0;
+	ck_assert_ptr_null(ibv_alloc_td(ctx, &ta));
+	ck_assert_int_eq(errno, EINVAL);
 }
 END_TEST
 
@@ -357,6 +385,7 @@ main(void)
 	tcase_add_test(tc, rates_convert_both_ways);
 	tcase_add_test(tc, unsupported_verbs_fail_with_eopnotsupp);
 	tcase_add_test(tc, inline_verbs_without_a_droce_op_fail);
+	tcase_add_test(tc, thread_and_parent_domains_reach_droce);
 	tcase_add_test(tc, provider_interface_fails_cleanly);
 	tcase_add_test(tc, ioctl_attrs_counted_over_the_chain);
 	tcase_add_test(tc, kernel_structs_copy_field_by_field);

@@ -37,8 +37,6 @@ START_TEST(unsupported_families)
 	struct ibv_flow_action_esp_attr esp = { 0 };
 	struct ibv_alloc_dm_attr dma = { .length = 64 };
 	struct ibv_counters_init_attr cia = { 0 };
-	struct ibv_td_init_attr tda = { 0 };
-	struct ibv_parent_domain_init_attr pda = { .pd = pd };
 	struct ibv_wq_init_attr wqa = { .wq_type = IBV_WQT_RQ, .max_wr = 1, .max_sge = 1,
 					.pd = pd, .cq = cq };
 	struct ibv_rwq_ind_table_init_attr ria = { 0 };
@@ -47,7 +45,6 @@ START_TEST(unsupported_families)
 	struct ibv_dm dm = { .context = ctx };
 	struct ibv_counters counters = { .context = ctx };
 	struct ibv_counter_attach_attr caa = { 0 };
-	struct ibv_td td = { .context = ctx };
 	struct ibv_wq wq = { .context = ctx };
 	struct ibv_wq_attr wqattr = { 0 };
 	struct ibv_rwq_ind_table rwq = { .context = ctx };
@@ -68,10 +65,6 @@ START_TEST(unsupported_families)
 	FAILS_ERRNO(ibv_destroy_counters(&counters));
 	FAILS_ERRNO(ibv_attach_counters_point_flow(&counters, &caa, &flow));
 	FAILS_ERRNO(ibv_read_counters(&counters, &value, 1, 0));
-	/* Thread and parent domains. */
-	FAILS_NULL(ibv_alloc_td(ctx, &tda));
-	FAILS_ERRNO(ibv_dealloc_td(&td));
-	FAILS_NULL(ibv_alloc_parent_domain(ctx, &pda));
 	/* WQs and RSS indirection tables. */
 	FAILS_NULL(ibv_create_wq(ctx, &wqa));
 	FAILS_ERRNO(ibv_modify_wq(&wq, &wqattr));
