@@ -69,8 +69,9 @@ int droce_cq_init(struct droce_cq *cq, uint32_t cqe);
 /**
  * Move the completions not yet polled, in order, into a new ring for at
  * least @p cqe completions. Producers and pollers wait on the ring locks
- * meanwhile (a single-consumer CQ's poller is the caller itself); an engine that saw room in the old ring (droce_cq_space())
- * still has at least one entry, as the new ring has room for cqe + 1.
+ * meanwhile (a single-consumer CQ's poller is the caller itself); an
+ * engine that saw room in the old ring (droce_cq_space()) still has at
+ * least one entry, as the new ring has room for cqe + 1.
  * @return 0, -EINVAL when more than @p cqe completions are pending, or
  * -ENOMEM.
  */

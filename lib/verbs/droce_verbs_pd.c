@@ -59,7 +59,8 @@ ibv_dealloc_pd(struct ibv_pd *ibpd)
 	return 0;
 }
 
-/* No attribute is defined yet: any bit is EINVAL, as in mlx5 and hns. */
+/* No attribute is defined yet: any bit is EINVAL, as in mlx5 (hns says
+ * EOPNOTSUPP). */
 static struct ibv_td *
 droce_alloc_td(struct ibv_context *ctx, struct ibv_td_init_attr *attr)
 {
