@@ -264,6 +264,11 @@ struct droce_qp {
 		uint8_t timeout_for;    /**< ...this attr.timeout (0: not computed) */
 		uint64_t rnr_tsc;       /**< RNR wait ends; 0: not waiting */
 		bool need_retry;     /**< go back to the oldest unacked WQE */
+		/** A go-back for a sequence NAK or an implied NAK is under way:
+		 *  until something new is acknowledged or the ACK timer runs
+		 *  out, that NAK again and responses past the same gap start
+		 *  no other (and cost no retry). */
+		bool retrying;
 		bool sqd_notified;   /**< SQ_DRAINED raised for this visit to SQD */
 		bool stopped;        /**< a WQE failed locally: send nothing more */
 	} req;
@@ -271,6 +276,11 @@ struct droce_qp {
 	/* completer (engine) */
 	struct {
 		uint32_t psn;        /**< oldest PSN not yet acknowledged */
+		/** One past the newest PSN an ACK, NAK or response acknowledged:
+		 *  only a response that moves it (or brings READ data not yet
+		 *  received) is progress. Unlike psn it never goes back when a
+		 *  READ or atomic before it has to be asked again. */
+		uint32_t acked;
 		bool in_read;        /**< READ response FIRST/MIDDLE taken, LAST due */
 	} comp;
 

@@ -83,37 +83,48 @@ droce_sq_retire(struct droce_qp *qp, enum ibv_wc_status status)
 #define COMP_BURST 32
 
 /*
- * Complete, in order, every sent WQE that @p psn acknowledges. A READ or
- * atomic acknowledged this way lost its response: go back and ask again.
- * The completions go to the CQ in bursts, one tail update each.
+ * Complete, in order, every sent WQE that @p psn acknowledges; those the
+ * CQ has no room for, or whose frames a driver still holds, are retired
+ * later (droce_comp_pending()). The completions go to the CQ in bursts,
+ * one tail update each. A READ or atomic that @p psn acknowledges lost its
+ * response (an implied NAK): @return the first such WQE, else NULL.
  */
-static void
+static struct droce_send_wqe *
 comp_ack_upto(struct droce_qp *qp, uint32_t psn)
 {
 	struct ibv_wc wc[COMP_BURST];
 	uint32_t room = droce_cq_space(qp->scq);
+	struct droce_send_wqe *lost = NULL;
+	bool retire = true;
 	unsigned n = 0;
+	uint32_t i;
 
-	while (qp->sq.cons != qp->req.next) {
-		struct droce_send_wqe *w = droce_wq_at(&qp->sq, qp->sq.cons);
+	/* Retiring advances sq.cons: i follows it while WQEs retire, and
+	 * goes on alone to find a READ or atomic behind one that cannot. */
+	for (i = qp->sq.cons; i != qp->req.next; i++) {
+		struct droce_send_wqe *w = droce_wq_at(&qp->sq, i);
 
 		/* Everything before the WQE that failed locally is done: now it. */
 		if (w->error != 0) {
-			droce_cq_push_burst(qp->scq, wc, n);
-			n = 0;
-			droce_qp_fatal(qp, w->error);
+			if (retire) {
+				droce_cq_push_burst(qp->scq, wc, n);
+				n = 0;
+				droce_qp_fatal(qp, w->error);
+			}
 			break;
 		}
 		if (w->state != DROCE_WQE_SENT || droce_psn_diff(w->last_psn, psn) > 0)
 			break;
 		if (droce_wr_is_rd_atomic(w->opcode)) {
-			qp->req.need_retry = true;
+			lost = w;
 			break;
 		}
 		/* Retried from droce_req_run() once the CQ drains, and once no
 		 * frame in a TX queue points into the WQE's buffers. */
-		if (room == 0 || !droce_wqe_released(w))
-			break;
+		if (!retire || room == 0 || !droce_wqe_released(w)) {
+			retire = false;
+			continue;
+		}
 		if (!sq_retire_wc(qp, IBV_WC_SUCCESS, &wc[n]))
 			continue;
 		room--;
@@ -123,23 +134,104 @@ comp_ack_upto(struct droce_qp *qp, uint32_t psn)
 		}
 	}
 	droce_cq_push_burst(qp->scq, wc, n);
+	return lost;
 }
 
-/* Progress was made: the retry budget is whole again, the timer restarts. */
+/*
+ * Something not acknowledged before, up to @p psn: the retry budget is
+ * whole again, a retry under way is over, the timer restarts.
+ */
 static void
 comp_progress(struct droce_qp *qp, uint64_t now, uint32_t psn)
 {
-	if (droce_psn_diff(psn, qp->comp.psn) >= 0)
-		qp->comp.psn = droce_psn_add(psn, 1);
+	uint32_t next = droce_psn_add(psn, 1);
+
+	if (droce_psn_diff(next, qp->comp.psn) > 0)
+		qp->comp.psn = next;
+	if (droce_psn_diff(next, qp->comp.acked) > 0)
+		qp->comp.acked = next;
 	qp->req.retries = qp->attr.retry_cnt;
 	qp->req.rnr_retries = qp->attr.rnr_retry;
+	qp->req.retrying = false;
 	droce_req_timer_rearm(qp, now);
+}
+
+/*
+ * A sequence error (a NAK, or an implied NAK: responses past a gap, an
+ * ACK past a READ or atomic that got no answer): go back and resend. As
+ * the IB spec (9.7) counts them, each such go-back is one retry of
+ * retry_cnt, unless the same packet brought @p progress (the budget is
+ * whole then). One
+ * go-back per gap: while it is under way (req.retrying), the responses
+ * past the same gap, which the lost packet's successors were already
+ * carrying, start none; if the resend is lost too, the ACK timer tells.
+ */
+static void
+comp_retry(struct droce_qp *qp, bool progress)
+{
+	if (qp->req.retrying)
+		return;
+	if (!progress) {
+		if (qp->req.retries == 0) {
+			droce_qp_fatal(qp, IBV_WC_RETRY_EXC_ERR);
+			return;
+		}
+		qp->req.retries--;
+	}
+	qp->req.retrying = true;
+	qp->req.need_retry = true;
+}
+
+/* READ or atomic @p w lost its response: it is asked again from where its
+ * answer stopped, which is the response expected next. */
+static void
+comp_lost(struct droce_qp *qp, struct droce_send_wqe *w, bool progress)
+{
+	qp->comp.psn = droce_req_rd_atomic_resume(qp, w);
+	comp_retry(qp, progress);
 }
 
 void
 droce_comp_pending(struct droce_qp *qp)
 {
-	comp_ack_upto(qp, droce_psn_add(qp->comp.psn, DROCE_PSN_MASK));
+	struct droce_send_wqe *lost = comp_ack_upto(qp, droce_psn_add(qp->comp.psn,
+								     DROCE_PSN_MASK));
+
+	/* None as a rule: comp.psn does not pass a READ or atomic that got
+	 * no answer (comp_lost() brings it back). */
+	if (lost != NULL)
+		comp_lost(qp, lost, false);
+}
+
+/*
+ * An ACK for @p psn, or a sequence NAK (@p nak) for the PSN after it:
+ * everything up to @p psn arrived. A NAK asks to resend from psn + 1: as
+ * the responder NAKs a gap once (until the PSN it expects comes), the
+ * same NAK again, with no progress in between, is a copy of the first
+ * (duplicated or delayed) and costs neither a retry nor a resend.
+ */
+static void
+comp_acked(struct droce_tx *tx, struct droce_qp *qp, uint32_t psn, bool nak)
+{
+	bool progress = droce_psn_diff(psn, qp->comp.acked) >= 0;
+	struct droce_send_wqe *lost = comp_ack_upto(qp, psn);
+
+	if (progress)
+		comp_progress(qp, tx->now, psn);
+	/* With progress past a READ or atomic still unanswered, it is asked
+	 * again (free) even while a go-back for it is under way: the
+	 * progress restarts the ACK timer, which would otherwise leave it
+	 * waiting as long as later requests are acknowledged. */
+	if (lost != NULL) {
+		comp_lost(qp, lost, progress);
+	} else if (nak) {
+		if (!progress && qp->req.retrying) {
+			qp->stats.duplicates++;
+			return;
+		}
+		qp->comp.psn = droce_psn_add(psn, 1);
+		comp_retry(qp, progress);
+	}
 }
 
 static enum ibv_wc_status
@@ -172,32 +264,24 @@ comp_aeth(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pkt,
 	}
 	switch (syn & DROCE_AETH_TYPE_MASK) {
 	case DROCE_AETH_ACK:
-		comp_ack_upto(qp, psn);
-		comp_progress(qp, tx->now, psn);
+		comp_acked(tx, qp, psn, false);
 		break;
 	case DROCE_AETH_RNR_NAK:
-		/* Everything before the NAKed PSN arrived. */
+		/* Everything before the NAKed PSN arrived; a READ or atomic
+		 * among it is asked again when the wait is over. */
 		comp_ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK));
 		qp->stats.rnr_naks_rcvd++;
 		droce_req_rnr_wait(qp, tx->now, syn & DROCE_AETH_VALUE_MASK);
 		break;
 	case DROCE_AETH_NAK:
-		comp_ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK));
 		if ((syn & DROCE_AETH_VALUE_MASK) == DROCE_NAK_PSN_SEQ_ERR) {
 			qp->stats.seq_naks_rcvd++;
-			/* Everything before @p psn arrived: progress, a whole retry
-			 * budget again. The same NAK again counts as a retry. */
-			if (droce_psn_diff(psn, qp->comp.psn) > 0) {
-				comp_progress(qp, tx->now, droce_psn_add(psn, DROCE_PSN_MASK));
-			} else if (qp->req.retries-- == 0) {
-				droce_qp_fatal(qp, IBV_WC_RETRY_EXC_ERR);
-				break;
-			}
-			qp->comp.psn = psn;
-			qp->req.need_retry = true;
-		} else if (qp->sq.cons != qp->req.next) {
-			droce_qp_fatal(qp, nak_status(syn & DROCE_AETH_VALUE_MASK));
+			comp_acked(tx, qp, droce_psn_add(psn, DROCE_PSN_MASK), true);
+			break;
 		}
+		comp_ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK));
+		if (qp->sq.cons != qp->req.next)
+			droce_qp_fatal(qp, nak_status(syn & DROCE_AETH_VALUE_MASK));
 		break;
 	default:
 		qp->stats.dropped++;
@@ -210,9 +294,13 @@ comp_aeth(struct droce_tx *tx, struct droce_qp *qp, const struct droce_pkt *pkt,
 static struct droce_send_wqe *
 comp_response_wqe(struct droce_qp *qp, uint32_t psn, bool atomic)
 {
-	struct droce_send_wqe *w;
+	struct droce_send_wqe *w = comp_ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK));
 
-	comp_ack_upto(qp, droce_psn_add(psn, DROCE_PSN_MASK));
+	/* An answer to a later request: this one's went missing. */
+	if (w != NULL) {
+		comp_lost(qp, w, false);
+		return NULL;
+	}
 	if (qp->sq.cons == qp->req.next)
 		return NULL;
 	w = droce_wq_at(&qp->sq, qp->sq.cons);
@@ -225,6 +313,8 @@ comp_response_wqe(struct droce_qp *qp, uint32_t psn, bool atomic)
 	 * them has not arrived yet. */
 	if (droce_psn_diff(w->first_psn, qp->comp.psn) > 0)
 		qp->comp.psn = w->first_psn;
+	if (droce_psn_diff(w->first_psn, qp->comp.acked) > 0)
+		qp->comp.acked = w->first_psn;
 	return w;
 }
 
@@ -246,7 +336,7 @@ comp_read_resp(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	if (pkt->psn != qp->comp.psn) {
 		/* A response went missing: ask again from the one we expect. */
 		if (droce_psn_diff(pkt->psn, qp->comp.psn) > 0)
-			qp->req.need_retry = true;
+			comp_retry(qp, false);
 		else
 			qp->stats.duplicates++;
 		return;
@@ -376,6 +466,7 @@ droce_qp_flush_sq(struct droce_qp *qp)
 	qp->req.timeout_tsc = 0;
 	qp->req.rnr_tsc = 0;
 	qp->req.rd_out = 0;
+	qp->req.retrying = false;
 }
 
 void

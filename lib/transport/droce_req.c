@@ -61,6 +61,14 @@ droce_req_rnr_wait(struct droce_qp *qp, uint64_t now, uint8_t timer_code)
 	qp->req.timeout_tsc = 0;
 }
 
+uint32_t
+droce_req_rd_atomic_resume(const struct droce_qp *qp, const struct droce_send_wqe *w)
+{
+	if (w->opcode == IBV_WR_RDMA_READ)
+		return droce_psn_add(w->first_psn, droce_qp_mtu_pkts(qp, w->sent));
+	return w->first_psn;
+}
+
 /*
  * Go back N: resend from the first PSN the responder has not acknowledged.
  * The WQE holding it resumes mid-message (a SEND or WRITE from that packet
@@ -77,6 +85,10 @@ req_go_back(struct droce_qp *qp)
 
 	qp->req.need_retry = false;
 	qp->req.rd_out = 0;
+	/* The resend waits a whole ACK timeout, from when it goes out (the
+	 * deadline of the first send may be close: its expiry would count
+	 * a second retry for this one). */
+	qp->req.timeout_tsc = 0;
 	/* Acknowledged WQEs still waiting for CQ room stay as they are. */
 	for (i = qp->sq.cons; i != prod; i++) {
 		w = droce_wq_at(&qp->sq, i);
@@ -87,9 +99,9 @@ req_go_back(struct droce_qp *qp)
 	qp->req.next = i;
 	if (i == prod || (w = droce_wq_at(&qp->sq, i))->state == DROCE_WQE_POSTED)
 		return;
-	if (w->opcode == IBV_WR_RDMA_READ)
-		resume = droce_psn_add(w->first_psn, droce_qp_mtu_pkts(qp, w->sent));
-	else if (droce_wr_is_atomic(w->opcode) || droce_psn_diff(qp->comp.psn, w->first_psn) < 0)
+	if (droce_wr_is_rd_atomic(w->opcode))
+		resume = droce_req_rd_atomic_resume(qp, w);
+	else if (droce_psn_diff(qp->comp.psn, w->first_psn) < 0)
 		resume = w->first_psn;
 	else
 		resume = qp->comp.psn;
@@ -132,6 +144,9 @@ req_check_timers(struct droce_qp *qp, uint64_t now)
 		}
 		qp->req.retries--;
 		qp->req.need_retry = true;
+		/* A new try: the NAK its resend may bring, or a gap in the
+		 * READ responses it brings, is a new error. */
+		qp->req.retrying = false;
 	}
 	if (qp->req.need_retry)
 		req_go_back(qp);

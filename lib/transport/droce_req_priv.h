@@ -11,6 +11,10 @@ void droce_req_timer_rearm(struct droce_qp *qp, uint64_t now);
 /** An RNR NAK arrived: wait the time @p timer_code says, then resend. */
 void droce_req_rnr_wait(struct droce_qp *qp, uint64_t now, uint8_t timer_code);
 
+/** Where a go-back resumes WQE @p w, a READ or atomic whose answer went
+ *  missing: a READ at its first byte not yet received, an atomic whole. */
+uint32_t droce_req_rd_atomic_resume(const struct droce_qp *qp, const struct droce_send_wqe *w);
+
 /** Retire WQEs acknowledged earlier whose completion found the CQ full. */
 void droce_comp_pending(struct droce_qp *qp);
 

@@ -350,7 +350,7 @@ qp_apply(struct droce_qp *qp, const struct ibv_qp_attr *a, int mask)
 	}
 	if (mask & IBV_QP_SQ_PSN) {
 		s->sq_psn = a->sq_psn;
-		qp->req.psn = qp->comp.psn = a->sq_psn;
+		qp->req.psn = qp->comp.psn = qp->comp.acked = a->sq_psn;
 	}
 	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
 		s->max_rd_atomic = a->max_rd_atomic;

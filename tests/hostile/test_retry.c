@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The requester's retries, against a raw peer (tests/common/droce_peer.h)
+ * that answers an RC QP's requests with the ACKs, NAKs and READ responses
+ * a lossy wire would deliver. What retry_cnt counts (IB spec 9.7): one
+ * retry per go-back for a sequence error (a NAK, or an implied NAK: READ
+ * responses past a gap) and per ACK timeout, never one for a copy of a
+ * NAK or a response past a gap already being resent; only what
+ * acknowledges something new restores the budget; and a resend has a
+ * whole ACK timeout for its answer.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "droce_peer.h"
+#include "droce_test.h"
+
+#define PEER_QPN 0x100
+#define PSN 0x10
+#define BUF 65536
+#define MTU 1024
+#define READ_VA 0x1000
+#define READ_RKEY 0x77
+
+static struct droce_peer peer;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_mr *mr;
+static uint8_t *buf;
+static uint8_t pattern[BUF];
+
+static void
+setup(void)
+{
+	if (pd != NULL)
+		return;
+	ck_assert_int_eq(droce_peer_open(&peer, 4096), 0);
+	droce_peer_verbs(&peer, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			 IBV_ACCESS_REMOTE_READ, &pd, &cq, &buf, &mr);
+	ck_assert_ptr_nonnull(cq);
+	ck_assert_ptr_nonnull(mr);
+	droce_test_fill(pattern, BUF, 5);
+}
+
+/* An ACK or NAK (@p syndrome) for @p psn, from the peer to @p qp. */
+static void
+send_aeth(struct ibv_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct droce_aeth a;
+
+	droce_aeth_set(&a, syndrome, 1);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_ACK, .dqpn = qp->qp_num, .psn = psn,
+		.ext = &a, .ext_len = sizeof(a) });
+}
+
+#define ACK (DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID)
+#define SEQ_NAK (DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR)
+
+/* An RC QP to the peer with @p retry_cnt retries and ACK timeout code
+ * @p timeout (4.096 us << timeout). */
+static struct ibv_qp *
+make_qp(uint8_t retry_cnt, uint8_t timeout)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	struct droce_test_path path = { .dqpn = PEER_QPN, .dgid = peer.gid, .psn = PSN,
+					.timeout = timeout, .retry_cnt = retry_cnt };
+
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_int_eq(droce_test_connect(qp, &path), 0);
+	/* A frame from the peer teaches the device the peer's MAC (an ACK
+	 * of nothing outstanding, ignored). */
+	send_aeth(qp, ACK, PSN - 1);
+	return qp;
+}
+
+static void
+post(struct ibv_qp *qp, enum ibv_wr_opcode opcode, uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1, .opcode = opcode,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.wr.rdma.remote_addr = READ_VA;
+	wr.wr.rdma.rkey = READ_RKEY;
+	ck_assert_int_eq(ibv_post_send(qp, &wr, &bad), 0);
+}
+
+/* The next request frame the device sends, within 3 s (the first waits
+ * for the peer's route); its PSN, opcode and for a READ its RETH. */
+struct sent {
+	uint32_t psn;
+	uint8_t opcode;
+	uint64_t va;
+	uint32_t len;
+};
+
+static struct sent
+take(void)
+{
+	double until = droce_test_now() + 3;
+	struct droce_pkt pkt;
+	struct rte_mbuf *m;
+	struct sent s = { 0 };
+
+	do {
+		m = droce_peer_recv(&peer, &pkt);
+		if (m != NULL && pkt.op == NULL) {
+			rte_pktmbuf_free(m);
+			m = NULL;
+		}
+	} while (m == NULL && droce_test_now() < until);
+	ck_assert_ptr_nonnull(m);
+	s.psn = pkt.psn;
+	s.opcode = pkt.opcode;
+	if (pkt.opcode == DROCE_OP_READ_REQUEST) {
+		const struct droce_reth *r = droce_pkt_hdr(m, &pkt, DROCE_HDR_RETH);
+
+		s.va = rte_be_to_cpu_64(r->va);
+		s.len = rte_be_to_cpu_32(r->len);
+	}
+	rte_pktmbuf_free(m);
+	return s;
+}
+
+/* Take @p n request frames: PSNs @p first, first + 1, ... */
+static void
+take_run(uint32_t first, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_uint_eq(take().psn, first + i);
+}
+
+/* The device sends nothing (after its engine ran). */
+static void
+expect_silence(void)
+{
+	droce_peer_run(&peer);
+	ck_assert_uint_eq(droce_peer_drain(&peer), 0);
+}
+
+/* The one completion now on the CQ has @p status. */
+static void
+expect_wc(enum ibv_wc_status status)
+{
+	struct ibv_wc wc[2];
+
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 2), 1);
+	ck_assert_int_eq(wc[0].status, status);
+	ck_assert_uint_eq(wc[0].wr_id, 9);
+}
+
+static void
+sleep_until(double t)
+{
+	double left = t - droce_test_now();
+
+	if (left > 0)
+		usleep((useconds_t)(left * 1e6));
+}
+
+static void
+destroy(struct ibv_qp *qp)
+{
+	struct ibv_wc wc[16];
+
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	droce_peer_poll_cq(&peer, cq, wc, 16);
+	droce_peer_drain(&peer);
+}
+
+/*
+ * A sequence NAK without progress is a retry: with retry_cnt 1, the only
+ * one. The same NAK again (a copy: the responder NAKs a gap once) is
+ * neither a second retry, which would fail the SEND, nor a second resend.
+ */
+START_TEST(seq_nak_again_costs_nothing)
+{
+	struct ibv_qp *qp = make_qp(1, 14);
+
+	post(qp, IBV_WR_SEND, 3 * MTU);
+	take_run(PSN, 3);
+	send_aeth(qp, ACK, PSN);
+	send_aeth(qp, SEQ_NAK, PSN + 1);
+	take_run(PSN + 1, 2);
+	send_aeth(qp, SEQ_NAK, PSN + 1);
+	expect_silence();
+	send_aeth(qp, ACK, PSN + 2);
+	expect_wc(IBV_WC_SUCCESS);
+	destroy(qp);
+}
+END_TEST
+
+/* A READ response of @p opcode at @p psn, payload from pattern at @p off. */
+static void
+read_resp(struct ibv_qp *qp, uint8_t opcode, uint32_t psn, uint32_t off)
+{
+	struct droce_aeth a;
+	bool aeth = opcode != DROCE_OP_READ_RESP_MIDDLE;
+
+	droce_aeth_set(&a, ACK, 1);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = opcode, .dqpn = qp->qp_num, .psn = psn,
+		.ext = aeth ? &a : NULL, .ext_len = aeth ? sizeof(a) : 0,
+		.payload = pattern + off, .len = MTU });
+}
+
+/*
+ * READ responses past a gap (an implied NAK): one request for the rest
+ * of the READ, which is a retry (the only one of retry_cnt 1); the
+ * responses after it, past the same gap, ask nothing more. Once the ACK
+ * timer runs out with no retry left, the READ fails.
+ */
+START_TEST(read_response_gap_is_one_retry)
+{
+	struct ibv_qp *qp = make_qp(1, 14);
+	struct sent s;
+
+	post(qp, IBV_WR_RDMA_READ, 4 * MTU);
+	s = take();
+	ck_assert_uint_eq(s.opcode, DROCE_OP_READ_REQUEST);
+	ck_assert_uint_eq(s.psn, PSN);
+	read_resp(qp, DROCE_OP_READ_RESP_FIRST, PSN, 0);
+	read_resp(qp, DROCE_OP_READ_RESP_MIDDLE, PSN + 2, 2 * MTU);
+	s = take();
+	ck_assert_uint_eq(s.opcode, DROCE_OP_READ_REQUEST);
+	ck_assert_uint_eq(s.psn, PSN + 1);
+	ck_assert_uint_eq(s.va, READ_VA + MTU);
+	ck_assert_uint_eq(s.len, 3 * MTU);
+	read_resp(qp, DROCE_OP_READ_RESP_LAST, PSN + 3, 3 * MTU);
+	expect_silence();
+	ck_assert_int_eq(memcmp(buf, pattern, MTU), 0);
+	/* 4.096 us << 14: 67 ms */
+	usleep(150 * 1000);
+	expect_wc(IBV_WC_RETRY_EXC_ERR);
+	expect_silence();
+	destroy(qp);
+}
+END_TEST
+
+/*
+ * An ACK of what was acknowledged already is no progress: it restores no
+ * retry. With retry_cnt 1, the timeout after it fails the SEND.
+ */
+START_TEST(stale_ack_is_no_progress)
+{
+	struct ibv_qp *qp = make_qp(1, 14);
+
+	post(qp, IBV_WR_SEND, 2 * MTU);
+	take_run(PSN, 2);
+	send_aeth(qp, ACK, PSN);
+	usleep(150 * 1000);
+	take_run(PSN + 1, 1);
+	send_aeth(qp, ACK, PSN);
+	expect_silence();
+	usleep(150 * 1000);
+	expect_wc(IBV_WC_RETRY_EXC_ERR);
+	expect_silence();
+	destroy(qp);
+}
+END_TEST
+
+/*
+ * A resend after a sequence NAK waits a whole ACK timeout (537 ms here)
+ * for its answer, not what was left of the first send's.
+ */
+START_TEST(resend_gets_a_whole_ack_timeout)
+{
+	struct ibv_qp *qp = make_qp(0, 17);
+	double t0 = droce_test_now(), t1;
+
+	post(qp, IBV_WR_SEND, 2 * MTU);
+	take_run(PSN, 2);
+	sleep_until(t0 + 0.3);
+	send_aeth(qp, SEQ_NAK, PSN);
+	take_run(PSN, 2);
+	t1 = droce_test_now();
+	/* The first send's deadline (t0 + 0.537 s) is past, the resend's is not. */
+	sleep_until(t1 + 0.38);
+	expect_silence();
+	send_aeth(qp, ACK, PSN + 1);
+	expect_wc(IBV_WC_SUCCESS);
+	destroy(qp);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("retry");
+	TCase *tc = tcase_create("requester");
+
+	tcase_add_unchecked_fixture(tc, setup, NULL);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, seq_nak_again_costs_nothing);
+	tcase_add_test(tc, read_response_gap_is_one_retry);
+	tcase_add_test(tc, stale_ack_is_no_progress);
+	tcase_add_test(tc, resend_gets_a_whole_ack_timeout);
+	suite_add_tcase(s, tc);
+	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
