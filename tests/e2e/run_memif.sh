@@ -24,10 +24,16 @@
 #   --fault-tx SPEC  the same for what each side sends (fault_tx = SPEC):
 #                  the fault stage holds, duplicates and drops frames that
 #                  point into memory regions (zero-copy TX)
+#   --fault-seed N add N to the fault stages' seeds (0)
+#   --rerun-retry-exceeded  when the run fails only because a QP used up
+#                  its retries (which heavy injected loss makes a matter of
+#                  luck: docs/reliability.md), run it once more with other
+#                  fault seeds; any other failure fails at once
 # The options go to both sides (e.g. -n 2000 -e -v). Exits 0 when both
 # sides pass.
 set -euo pipefail
 
+all_args=("$@")
 capture=
 engines=
 fault=
@@ -35,13 +41,21 @@ fault_tx=
 kill_after=
 client_first=
 af_xdp=
+fault_seed=0
+rerun=
 while [[ ${1:-} == --* ]]; do
+	if [[ $1 == --rerun-retry-exceeded ]]; then
+		rerun=1
+		shift
+		continue
+	fi
 	case $1 in
 	--capture) capture=${2:?--capture needs a directory} ;;
 	--kill-client) kill_after=${2:?--kill-client needs seconds} ;;
 	--client-first) client_first=${2:?--client-first needs seconds} ;;
 	--fault) fault=${2:?--fault needs a fault list} ;;
 	--fault-tx) fault_tx=${2:?--fault-tx needs a fault list} ;;
+	--fault-seed) fault_seed=${2:?--fault-seed needs a number} ;;
 	--engines) engines=${2:?--engines needs a number} ;;
 	--af-xdp) af_xdp=${2:?--af-xdp needs two interfaces} ;;
 	*) echo "run_memif: unknown option $1" >&2; exit 2 ;;
@@ -49,6 +63,36 @@ while [[ ${1:-} == --* ]]; do
 	shift 2
 done
 build=${1:?usage: run_memif.sh [--capture DIR] [--fault SPEC] BUILD_DIR [rc_verify options...]}
+
+# only_out_of_retries LOG: the run in LOG failed, and only because a QP
+# used up its retries: every FAIL is a retry-exceeded completion or a side
+# stopping because its peer did, and every side that failed exited with 1
+# (not killed by a signal or an error of the script).
+only_out_of_retries() {
+	grep -q "FAIL: .*status transport retry counter exceeded" "$1" &&
+	! grep "FAIL:" "$1" | grep -qv -e "status transport retry counter exceeded" \
+		-e "FAIL: the peer failed" -e "FAIL: the peer closed the connection" &&
+	! grep -E "run_memif: the (server|client) failed \(exit [0-9]+\)" "$1" |
+		grep -qv "(exit 1)"
+}
+
+if [[ -n $rerun ]]; then
+	args=()
+	for a in "${all_args[@]}"; do
+		[[ $a == --rerun-retry-exceeded ]] || args+=("$a")
+	done
+	log=$(mktemp /tmp/droce-e2e-rerun.XXXXXX)
+	trap 'rm -f "$log"' EXIT
+	rc=0
+	"$0" "${args[@]}" 2>&1 | tee "$log" || rc=$?
+	if (( rc != 0 )) && only_out_of_retries "$log"; then
+		echo "run_memif: a QP ran out of retries, and nothing else failed:" \
+		     "once more with other fault seeds"
+		rc=0
+		"$0" --fault-seed 1000 "${args[@]}" || rc=$?
+	fi
+	exit "$rc"
+fi
 shift
 exe=$build/tests/e2e/rc_verify
 if [[ ! -x $exe ]]; then
@@ -80,7 +124,7 @@ conf() {
 	mtu = 4096
 	EOF
 	if [[ -n $fault ]]; then
-		echo "fault_rx = $fault,seed=$(( 11 + $2 ))" >> "$tmp/$1.conf"
+		echo "fault_rx = $fault,seed=$(( fault_seed + 11 + $2 ))" >> "$tmp/$1.conf"
 	fi
 	# segment= cuts each received frame into up to 21 mbufs while the
 	# fault stage holds it: a pool sized for whole frames runs dry.
@@ -88,7 +132,7 @@ conf() {
 		echo "mbufs = 32767" >> "$tmp/$1.conf"
 	fi
 	if [[ -n $fault_tx ]]; then
-		echo "fault_tx = $fault_tx,seed=$(( 23 + $2 ))" >> "$tmp/$1.conf"
+		echo "fault_tx = $fault_tx,seed=$(( fault_seed + 23 + $2 ))" >> "$tmp/$1.conf"
 	fi
 	if [[ -n $engines ]]; then
 		echo "engines = $engines" >> "$tmp/$1.conf"
