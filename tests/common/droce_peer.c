@@ -100,6 +100,23 @@ droce_peer_verbs(struct droce_peer *p, size_t len, int access, struct ibv_pd **p
 }
 
 void
+droce_peer_fixture(struct droce_peer *p, size_t len, int access, struct ibv_pd **pd,
+		   struct ibv_cq **cq, uint8_t **buf, struct ibv_mr **mr)
+{
+	if (*pd != NULL)
+		return;
+	if (droce_peer_open(p, 4096) != 0) {
+		fprintf(stderr, "droce_peer_fixture: no device\n");
+		abort();
+	}
+	droce_peer_verbs(p, len, access, pd, cq, buf, mr);
+	if (*cq == NULL || *mr == NULL) {
+		fprintf(stderr, "droce_peer_fixture: no CQ or MR\n");
+		abort();
+	}
+}
+
+void
 droce_peer_close(struct droce_peer *p)
 {
 	droce_peer_run(p);

@@ -63,6 +63,14 @@ int droce_peer_open(struct droce_peer *p, uint16_t mtu);
 void droce_peer_verbs(struct droce_peer *p, size_t len, int access, struct ibv_pd **pd,
 		      struct ibv_cq **cq, uint8_t **buf, struct ibv_mr **mr);
 
+/**
+ * Both of the above for a test suite's fixture, the first time it is
+ * called (path MTU 4096, @p len bytes with @p access); later calls only
+ * return what the first made. Aborts when something fails.
+ */
+void droce_peer_fixture(struct droce_peer *p, size_t len, int access, struct ibv_pd **pd,
+			struct ibv_cq **cq, uint8_t **buf, struct ibv_mr **mr);
+
 /** Close the context and detach the device. */
 void droce_peer_close(struct droce_peer *p);
 

@@ -35,13 +35,7 @@ static uint8_t pattern[BUF];
 static void
 setup(void)
 {
-	if (pd != NULL)
-		return;
-	ck_assert_int_eq(droce_peer_open(&peer, 4096), 0);
-	droce_peer_verbs(&peer, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			 IBV_ACCESS_REMOTE_READ, &pd, &cq, &buf, &mr);
-	ck_assert_ptr_nonnull(cq);
-	ck_assert_ptr_nonnull(mr);
+	droce_peer_fixture(&peer, BUF, IBV_ACCESS_LOCAL_WRITE, &pd, &cq, &buf, &mr);
 	droce_test_fill(pattern, BUF, 5);
 }
 
