@@ -100,7 +100,8 @@ comp_ack_upto(struct droce_qp *qp, uint32_t psn)
 	uint32_t i;
 
 	/* Retiring advances sq.cons: i follows it while WQEs retire, and
-	 * goes on alone to find a READ or atomic behind one that cannot. */
+	 * goes on alone to find a READ or atomic behind one that cannot
+	 * (among PSNs not acknowledged before: the rest was looked at). */
 	for (i = qp->sq.cons; i != qp->req.next; i++) {
 		struct droce_send_wqe *w = droce_wq_at(&qp->sq, i);
 
@@ -123,6 +124,9 @@ comp_ack_upto(struct droce_qp *qp, uint32_t psn)
 		 * frame in a TX queue points into the WQE's buffers. */
 		if (!retire || room == 0 || !droce_wqe_released(w)) {
 			retire = false;
+			/* Below comp.psn an earlier call looked already. */
+			if (droce_psn_diff(psn, qp->comp.psn) < 0)
+				break;
 			continue;
 		}
 		if (!sq_retire_wc(qp, IBV_WC_SUCCESS, &wc[n]))
