@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droce's engine alone, in cycles: one device on a ring ethdev (no copy
+ * in the port, no second process, no scheduler between the two sides),
+ * driven by a raw RoCEv2 peer in the same thread (tests/common/droce_peer.h).
+ * Each case runs many times; the lowest and the median TSC cycles per
+ * message are reported. The minimum moves little on a busy machine: it is
+ * the figure to compare two builds by (docs/benchmarks.md, "The engine
+ * alone"). droce-perf measures the same work over a real port, with the
+ * port's cost and the scheduler's in it.
+ *
+ *   idle      droce_dev_poll() with nothing to do: an iteration's fixed cost
+ *   poll_cq   ibv_poll_cq() on an empty CQ (which runs an iteration)
+ *   write_rx  N WRITE ONLY of S bytes from the peer: received, checked,
+ *             written, one coalesced ACK sent (the responder's side)
+ *   write_tx  N RDMA WRITEs of S bytes posted one per ibv_post_send() and
+ *             sent (the requester's side)
+ *   ack_rx    the ACK for them received and N completions polled
+ *
+ * Usage: engine_bench [-n N] [-s S] [-r RUNS] [-c CASE] [-e EAL_ARGS] [-j]
+ *   N 1..32 messages per run (default 32; 1 shows what a latency test pays
+ *   per message), S 0..4096 bytes (default 64), RUNS per case (default
+ *   20000), CASE idle, write_rx or write_tx (and ack_rx) only, for a
+ *   profiler. Prints one line per case, JSON with -j.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+
+#include "droce.h"
+#include "droce_peer.h"
+#include "droce_test.h"
+
+#define PEER_QPN 0x100
+#define PSN0 0x10
+#define BURST_MAX 32
+#define BUF (1u << 20)
+
+struct bench {
+	struct droce_peer peer;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	struct ibv_qp *qp;
+	uint32_t rx_psn;             /* the next PSN the peer sends */
+	uint32_t tx_psn;             /* the next PSN the device sends */
+	unsigned n, size, runs;
+	uint64_t *samples;
+};
+
+struct result {
+	const char *name;
+	double min, median;          /* cycles per message */
+};
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct result
+summarize(const struct bench *b, const char *name, unsigned per)
+{
+	qsort(b->samples, b->runs, sizeof(b->samples[0]), cmp_u64);
+	return (struct result){ name, (double)b->samples[0] / per,
+				(double)b->samples[b->runs / 2] / per };
+}
+
+static void
+die(const char *what)
+{
+	fprintf(stderr, "engine_bench: %s\n", what);
+	exit(1);
+}
+
+/* Take what the device sent. @return the RoCEv2 frames among it (the
+ * rest: the ARP probes that keep its neighbour entry fresh). */
+static unsigned
+drain_roce(struct bench *b)
+{
+	struct rte_mbuf *m;
+	struct droce_pkt pkt;
+	unsigned n = 0;
+
+	while (rte_ring_dequeue(b->peer.from_dev, (void **)&m) == 0) {
+		n += droce_pkt_parse(m, &pkt, false) == DROCE_PARSE_OK;
+		rte_pktmbuf_free(m);
+	}
+	return n;
+}
+
+static void
+setup(struct bench *b)
+{
+	struct droce_aeth aeth = { .smsn = 0 };
+	struct droce_test_path path;
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 256, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	if (droce_peer_open(&b->peer, 4096) != 0)
+		die("no device (EAL arguments? see -e)");
+	droce_peer_verbs(&b->peer, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &b->pd,
+			 &b->cq, &b->buf, &b->mr);
+	if (b->mr == NULL)
+		die("no memory region");
+	ia.send_cq = ia.recv_cq = b->cq;
+	b->qp = ibv_create_qp(b->pd, &ia);
+	memset(&path, 0, sizeof(path));
+	path.dqpn = PEER_QPN;
+	path.dgid = b->peer.gid;
+	path.psn = PSN0;
+	path.mtu = IBV_MTU_4096;
+	if (b->qp == NULL || droce_test_connect(b->qp, &path) != 0)
+		die("no connected QP");
+	b->rx_psn = b->tx_psn = PSN0;
+	/* One good frame from the peer's address teaches the device its MAC
+	 * (and cancels the ARP request the connect sent). */
+	droce_peer_send(&b->peer, &(struct droce_peer_frame){ .opcode = DROCE_OP_ACK,
+							      .dqpn = 0xfffffe, .ext = &aeth,
+							      .ext_len = sizeof(aeth) });
+	droce_peer_run(&b->peer);
+	droce_peer_drain(&b->peer);
+}
+
+static void
+bench_idle(struct bench *b, struct result *poll, struct result *poll_cq)
+{
+	struct ibv_wc wc;
+	uint64_t t;
+
+	for (unsigned r = 0; r < b->runs; r++) {
+		t = rte_rdtsc();
+		droce_dev_poll(b->peer.dev);
+		b->samples[r] = rte_rdtsc() - t;
+	}
+	*poll = summarize(b, "idle", 1);
+	for (unsigned r = 0; r < b->runs; r++) {
+		t = rte_rdtsc();
+		if (ibv_poll_cq(b->cq, 1, &wc) != 0)
+			die("a completion nobody asked for");
+		b->samples[r] = rte_rdtsc() - t;
+	}
+	*poll_cq = summarize(b, "poll_cq", 1);
+}
+
+/* N WRITEs from the peer to the device's region, then the ACK it owes. */
+static void
+bench_write_rx(struct bench *b, struct result *res)
+{
+	struct droce_reth reth = { .va = rte_cpu_to_be_64((uintptr_t)b->buf),
+				   .rkey = rte_cpu_to_be_32(b->mr->rkey),
+				   .len = rte_cpu_to_be_32(b->size) };
+	struct droce_peer_frame f = { .opcode = DROCE_OP_WRITE_ONLY, .dqpn = b->qp->qp_num,
+				      .ext = &reth, .ext_len = sizeof(reth), .payload = b->buf + BUF / 2,
+				      .len = b->size };
+	struct rte_mbuf *m[BURST_MAX];
+	uint64_t t;
+
+	for (unsigned r = 0; r < b->runs; r++) {
+		for (unsigned i = 0; i < b->n; i++) {
+			f.psn = b->rx_psn;
+			f.ackreq = i == b->n - 1;
+			b->rx_psn = (b->rx_psn + 1) & 0xffffff;
+			m[i] = droce_peer_build(&b->peer, &f);
+			if (m[i] == NULL)
+				die("out of mbufs");
+		}
+		if (rte_ring_enqueue_bulk(b->peer.to_dev, (void **)m, b->n, NULL) != b->n)
+			die("the ring is full");
+		t = rte_rdtsc();
+		droce_dev_poll(b->peer.dev);
+		b->samples[r] = rte_rdtsc() - t;
+		if (drain_roce(b) != 1)
+			die("write_rx: not one ACK per run");
+	}
+	*res = summarize(b, "write_rx", b->n);
+}
+
+/* N WRITEs posted and sent; then their ACK in, their completions out. */
+static void
+bench_write_tx(struct bench *b, struct result *tx, struct result *ack)
+{
+	struct droce_aeth aeth;
+	struct ibv_sge sge = { (uintptr_t)b->buf, b->size, b->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .wr.rdma = { 0x1000, 0x1234 } }, *bad;
+	struct droce_peer_frame f = { .opcode = DROCE_OP_ACK, .dqpn = b->qp->qp_num,
+				      .ext = &aeth, .ext_len = sizeof(aeth) };
+	uint64_t *ack_samples = malloc(b->runs * sizeof(uint64_t));
+	struct ibv_wc wc[BURST_MAX];
+	struct rte_mbuf *m;
+	uint64_t t;
+	int got;
+
+	if (ack_samples == NULL)
+		die("no memory");
+	for (unsigned r = 0; r < b->runs; r++) {
+		t = rte_rdtsc();
+		for (unsigned i = 0; i < b->n; i++) {
+			wr.wr_id = i;
+			wr.send_flags = IBV_SEND_SIGNALED;
+			if (ibv_post_send(b->qp, &wr, &bad) != 0)
+				die("ibv_post_send");
+		}
+		droce_dev_poll(b->peer.dev);
+		b->samples[r] = rte_rdtsc() - t;
+		if (drain_roce(b) != b->n)
+			die("write_tx: not one frame per WRITE");
+		b->tx_psn = (b->tx_psn + b->n) & 0xffffff;
+		droce_aeth_set(&aeth, DROCE_AETH_ACK | 0x1f, b->tx_psn);
+		f.psn = (b->tx_psn - 1) & 0xffffff;
+		m = droce_peer_build(&b->peer, &f);
+		if (m == NULL || rte_ring_enqueue(b->peer.to_dev, m) != 0)
+			die("no ACK");
+		t = rte_rdtsc();
+		got = ibv_poll_cq(b->cq, BURST_MAX, wc);
+		ack_samples[r] = rte_rdtsc() - t;
+		if (got != (int)b->n || wc[0].status != IBV_WC_SUCCESS)
+			die("ack_rx: not one good completion per WRITE");
+	}
+	*tx = summarize(b, "write_tx", b->n);
+	memcpy(b->samples, ack_samples, b->runs * sizeof(uint64_t));
+	free(ack_samples);
+	*ack = summarize(b, "ack_rx", b->n);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct bench b = { .n = BURST_MAX, .size = 64, .runs = 20000 };
+	struct result res[5];
+	unsigned nres = 0;
+	const char *only = NULL;
+	bool json = false;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "n:s:r:c:e:j")) != -1) {
+		switch (opt) {
+		case 'n': b.n = (unsigned)atoi(optarg); break;
+		case 's': b.size = (unsigned)atoi(optarg); break;
+		case 'r': b.runs = (unsigned)atoi(optarg); break;
+		case 'c': only = optarg; break;
+		case 'e': setenv("DROCE_TEST_EAL", optarg, 1); break;
+		case 'j': json = true; break;
+		default:
+			fprintf(stderr, "usage: engine_bench [-n 1..32] [-s 0..4096] [-r RUNS] "
+					"[-c CASE] [-e EAL_ARGS] [-j]\n");
+			return 2;
+		}
+	}
+	if (b.n < 1 || b.n > BURST_MAX || b.size > 4096 || b.runs < 1)
+		die("-n 1..32, -s 0..4096, -r at least 1");
+	b.samples = malloc(b.runs * sizeof(uint64_t));
+	if (b.samples == NULL)
+		die("no memory");
+	setup(&b);
+	if (only == NULL || strcmp(only, "idle") == 0) {
+		bench_idle(&b, &res[nres], &res[nres + 1]);
+		nres += 2;
+	}
+	if (only == NULL || strcmp(only, "write_rx") == 0)
+		bench_write_rx(&b, &res[nres++]);
+	if (only == NULL || strcmp(only, "write_tx") == 0) {
+		bench_write_tx(&b, &res[nres], &res[nres + 1]);
+		nres += 2;
+	}
+	if (nres == 0)
+		die("-c: idle, write_rx or write_tx");
+	if (json)
+		printf("{\"n\": %u, \"size\": %u, \"runs\": %u, \"cycles_per_msg\": {", b.n, b.size,
+		       b.runs);
+	else
+		printf("engine_bench: %u x %u B per run, %u runs; TSC cycles per message\n", b.n,
+		       b.size, b.runs);
+	for (unsigned i = 0; i < nres; i++) {
+		if (json)
+			printf("%s\"%s\": {\"min\": %.1f, \"median\": %.1f}", i ? ", " : "",
+			       res[i].name, res[i].min, res[i].median);
+		else
+			printf("  %-9s min %8.1f  median %8.1f\n", res[i].name, res[i].min,
+			       res[i].median);
+	}
+	if (json)
+		printf("}}\n");
+	free(b.samples);
+	return 0;
+}
