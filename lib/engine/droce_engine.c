@@ -50,13 +50,22 @@ engine_release(struct droce_qp *qp)
 	__atomic_sub_fetch(&qp->engine_refs, 1, __ATOMIC_RELEASE);
 }
 
-void
-droce_engine_activate(struct droce_engine *e, struct droce_qp *qp)
+/*
+ * Put @p qp on the active list. A kicked QP tells its posters to stop
+ * kicking (not idle) until engine_qp_stays() says otherwise; one that a
+ * received packet woke (to answer it, or to complete) leaves them kicking,
+ * so it can leave the list again without the fence that search needs.
+ */
+static void
+engine_activate(struct droce_engine *e, struct droce_qp *qp, bool kicked)
 {
-	if (qp->active || __atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
+		return;
+	if (kicked)
+		__atomic_store_n(&qp->idle, 0, __ATOMIC_RELAXED);
+	if (qp->active)
 		return;
 	qp->active = true;
-	__atomic_store_n(&qp->idle, 0, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&qp->engine_refs, 1, __ATOMIC_RELAXED);
 	TAILQ_INSERT_TAIL(&e->active, qp, active_link);
 }
@@ -84,7 +93,7 @@ engine_take_kicks(struct droce_engine *e)
 
 		/* Clear first: a post that lands after this re-kicks. */
 		__atomic_store_n(&qp->kicked, 0, __ATOMIC_RELEASE);
-		droce_engine_activate(e, qp);
+		engine_activate(e, qp, true);
 		engine_release(qp);
 	}
 }
@@ -170,12 +179,15 @@ engine_deactivate(struct droce_engine *e, struct droce_qp *qp)
  * posters to kick it (idle), then look once more for WQEs posted
  * meanwhile. The fence pairs with droce_engine_doorbell()'s: a poster
  * that did not see idle published its WQEs before, and they are seen
- * here. (In SQD new WQEs wait for RTS, whose modify kicks the QP.)
+ * here. (In SQD new WQEs wait for RTS, whose modify kicks the QP.) A QP
+ * that was idle all along needs no search: its posters kicked it.
  * @return true when the QP stays on the list.
  */
 static bool
 engine_qp_stays(struct droce_qp *qp)
 {
+	if (__atomic_load_n(&qp->idle, __ATOMIC_RELAXED))
+		return false;
 	__atomic_store_n(&qp->idle, 1, __ATOMIC_RELAXED);
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&qp->sq.prod, __ATOMIC_RELAXED) == qp->req.next ||
@@ -252,7 +264,7 @@ engine_rx_qp(struct droce_engine *e, struct droce_qp *qp, struct rte_mbuf *m)
 	if (__atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
 		droce_resp_send_owed(&e->tx, qp);
 	else
-		droce_engine_activate(e, qp);
+		engine_activate(e, qp, false);
 }
 
 /*
@@ -387,12 +399,15 @@ engine_count_busy(struct droce_engine *e, uint64_t start, uint64_t rx0, uint64_t
 	droce_stage_commit(&e->tx.stage, &e->stats.stage, e->burst->rx - rx0, e->burst->tx - tx0);
 }
 
+/* One iteration: what is staged, the port's RX (@p rx), the kicked and
+ * active QPs, TX, the port's housekeeping (@p rx). Without @p rx it only
+ * sends: all a post that woke its QP needs (droce_engine_send()). */
 static int
-engine_iteration(struct droce_engine *e)
+engine_iteration(struct droce_engine *e, bool rx)
 {
 	struct rte_mbuf *pkts[RX_BURST];
 	uint64_t start, rx0 = e->burst->rx, tx0 = e->burst->tx;
-	uint16_t n, i;
+	uint16_t n = 0, i;
 	unsigned moved, served;
 
 	e->stats.iterations++;
@@ -403,7 +418,10 @@ engine_iteration(struct droce_engine *e)
 	/* Frames left over from a full link go first, in order. */
 	moved = engine_flush_tx(e);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_tx);
-	n = droce_port_rx(e->port, e->queue, pkts, RX_BURST);
+	/* The TSC just read starts the RX burst's time, unless TX took some. */
+	if (rx)
+		n = droce_port_rx(e->port, e->queue, pkts, RX_BURST,
+				  moved != 0 ? rte_get_tsc_cycles() : start);
 	e->rx_qpn = UINT32_MAX;
 	engine_count_rx(e, pkts, n);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_rx);
@@ -422,7 +440,8 @@ engine_iteration(struct droce_engine *e)
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_requester);
 	moved += engine_flush_tx(e);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_tx);
-	droce_port_tick(e->port, e->queue);
+	if (rx)
+		droce_port_tick(e->port, e->queue, start);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_engine);
 	/* Busy means frames moved: a QP waiting for its ACK is served in
 	 * every iteration, and that is polling. */
@@ -431,8 +450,8 @@ engine_iteration(struct droce_engine *e)
 	return (int)(moved + served);
 }
 
-int
-droce_engine_poll(struct droce_engine *e)
+static int
+engine_run(struct droce_engine *e, bool rx)
 {
 	uint32_t idle = 0;
 	int work;
@@ -441,13 +460,25 @@ droce_engine_poll(struct droce_engine *e)
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return -EBUSY;
 	rte_rcu_qsbr_thread_online(e->rcu, e->rcu_id);
-	work = engine_iteration(e);
+	work = engine_iteration(e, rx);
 	/* For TSan: pairs with droce_dev_sync() (the grace period's own
 	 * atomics are inside DPDK, which it does not see). */
 	DROCE_TSAN_RELEASE(e->rcu);
 	rte_rcu_qsbr_thread_offline(e->rcu, e->rcu_id);
 	__atomic_store_n(&e->busy, 0, __ATOMIC_RELEASE);
 	return work;
+}
+
+int
+droce_engine_poll(struct droce_engine *e)
+{
+	return engine_run(e, true);
+}
+
+int
+droce_engine_send(struct droce_engine *e)
+{
+	return engine_run(e, false);
 }
 
 /* Sleep a little longer each time nothing happens, up to the limit;

@@ -130,6 +130,14 @@ void droce_engine_destroy(struct droce_engine *e);
  */
 int droce_engine_poll(struct droce_engine *e);
 
+/**
+ * droce_engine_poll() without the receive side and the port's
+ * housekeeping: the kicked and active QPs send, and the frames go out.
+ * What a post that woke its QP needs at once; the next poll receives.
+ * @return as droce_engine_poll().
+ */
+int droce_engine_send(struct droce_engine *e);
+
 /** Tell the engine @p qp has new work. Any thread; cheap when already told. */
 void droce_engine_kick(struct droce_engine *e, struct droce_qp *qp);
 
@@ -178,9 +186,6 @@ int droce_engine_thread_start(struct droce_engine *e, unsigned idle_sleep_us);
 
 /** Map the engine's service to service lcore @p lcore and start it. */
 int droce_engine_lcore_start(struct droce_engine *e, unsigned lcore);
-
-/** Put @p qp on the engine's active list (engine side). */
-void droce_engine_activate(struct droce_engine *e, struct droce_qp *qp);
 
 #ifdef __cplusplus
 }

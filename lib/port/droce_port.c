@@ -417,10 +417,9 @@ droce_port_mtu(const struct droce_port *p)
 }
 
 void
-droce_port_tick(struct droce_port *p, uint16_t q)
+droce_port_tick(struct droce_port *p, uint16_t q, uint64_t now)
 {
 	struct droce_port_queue *pq = &p->q[q];
-	uint64_t now = rte_get_tsc_cycles();
 
 	/* Frames the TX fault stage held go out when due, traffic or not. */
 	if (unlikely(droce_fault_busy(&pq->fault_tx))) {

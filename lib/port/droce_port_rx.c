@@ -165,11 +165,11 @@ drop:
 	return false;
 }
 
-/* The ethdev's burst, timed: its cycles are the port's, not droce's. */
+/* The ethdev's burst, timed from @p t0: its cycles are the port's, not droce's. */
 static uint16_t
-rx_burst(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf **pkts, uint16_t n)
+rx_burst(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf **pkts, uint16_t n,
+	 uint64_t t0)
 {
-	uint64_t t0 = rte_get_tsc_cycles();
 	uint16_t nb = rte_eth_rx_burst(p->port_id, pq->qid, pkts, n);
 
 	pq->cycles.rx += rte_get_tsc_cycles() - t0;
@@ -284,7 +284,7 @@ rx_faulty(struct droce_port *p, struct droce_port_queue *pq, struct droce_captur
 
 	droce_fault_sync(f);
 	nb = RTE_MIN(n, droce_fault_room(f));
-	nb = nb != 0 ? rx_burst(p, pq, pkts, nb) : 0;
+	nb = nb != 0 ? rx_burst(p, pq, pkts, nb, now) : 0;
 	if (nb != 0) {
 		DROCE_STAT_ADD(pq, rx_frames, nb);
 		droce_fault_input(f, pkts, nb, now);
@@ -301,7 +301,8 @@ rx_faulty(struct droce_port *p, struct droce_port_queue *pq, struct droce_captur
 }
 
 uint16_t
-droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n,
+	      uint64_t now)
 {
 	struct droce_port_queue *pq = &p->q[q];
 	struct droce_capture *c;
@@ -332,7 +333,9 @@ droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t
 		if (unlikely(droce_fault_busy(&pq->fault_rx) || p->bottleneck != NULL)) {
 			got += rx_faulty(p, pq, c, pkts + got, n - got);
 		} else {
-			nb = rx_burst(p, pq, pkts + got, n - got);
+			/* Frames classified above took time of their own. */
+			nb = rx_burst(p, pq, pkts + got, n - got,
+				      got != 0 ? rte_get_tsc_cycles() : now);
 			if (nb != 0) {
 				DROCE_STAT_ADD(pq, rx_frames, nb);
 				got += rx_classify(p, pq, c, pkts + got, nb, false);

@@ -110,9 +110,10 @@ droce_post_ring(struct droce_qp *qp)
 {
 	/* An active QP's new WQEs go out in the engine's next iteration, with
 	 * whatever else is due: running one here per post would pay its fixed
-	 * cost per WQE. Only a QP the doorbell woke gets one at once. */
+	 * cost per WQE. Only a QP the doorbell woke gets one at once, and only
+	 * its sending half: the application polls for what comes back. */
 	if (droce_engine_doorbell(qp->engine, qp))
-		droce_engine_nudge(qp->engine);
+		droce_engine_nudge_send(qp->engine);
 }
 
 int

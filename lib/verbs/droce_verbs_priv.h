@@ -232,6 +232,16 @@ droce_engine_nudge(struct droce_engine *e)
 		droce_engine_poll(e);
 }
 
+/* The same for a post that woke its QP: only the sending half, its frames
+ * out now (a latency test's critical path); the receiving half waits for
+ * the next poll, which the application runs to see its completions. */
+static inline void
+droce_engine_nudge_send(struct droce_engine *e)
+{
+	if (e != NULL && droce_engine_wants_help(e))
+		droce_engine_send(e);
+}
+
 /* Nudge @p e and the device's engines after it: a CQ's QPs may belong to
  * any engine of the device, so ibv_poll_cq() starts from the first. */
 static inline void

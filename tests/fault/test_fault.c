@@ -686,7 +686,7 @@ static uint16_t
 pump(struct droce_port *p)
 {
 	struct rte_mbuf *pkts[BURST];
-	uint16_t n = droce_port_rx(p, 0, pkts, BURST), i, good = 0;
+	uint16_t n = droce_port_rx(p, 0, pkts, BURST, rte_get_tsc_cycles()), i, good = 0;
 
 	for (i = 0; i < n; i++)
 		good += droce_port_rx_verify(p, 0, pkts[i], rte_get_tsc_cycles());
@@ -727,7 +727,7 @@ ports_open(const struct droce_fault_conf *a_tx)
 static void
 ports_close(void)
 {
-	droce_port_tick(pa, 0);
+	droce_port_tick(pa, 0, rte_get_tsc_cycles());
 	pump_all(pb);
 	pump_all(pa);
 	droce_port_detach(pa);
@@ -827,7 +827,7 @@ START_TEST(test_port_tx_full_ring)
 		}
 	}
 	for (i = 0; i < 8 && got < 2 * N; i++) {
-		droce_port_tick(pa, 0);
+		droce_port_tick(pa, 0, rte_get_tsc_cycles());
 		got += pump_all(pb);
 	}
 	ck_assert_uint_gt(stalls, 0);
@@ -854,7 +854,7 @@ START_TEST(test_port_tx_delay_attach)
 	pump_all(pb);
 	ck_assert_uint_eq(stats(pb).rx_arp, 0);
 	rte_delay_us_sleep(2500);
-	droce_port_tick(pa, 0);
+	droce_port_tick(pa, 0, rte_get_tsc_cycles());
 	pump_all(pb);
 	ck_assert_uint_eq(stats(pb).rx_arp, 1);
 	pump_all(pa);
@@ -864,7 +864,7 @@ START_TEST(test_port_tx_delay_attach)
 	ck_assert_uint_eq(droce_port_tx(pa, 0, &m, 1), 1);
 	ck_assert_uint_eq(pump_all(pb), 0);
 	rte_delay_us_sleep(2500);
-	droce_port_tick(pa, 0);
+	droce_port_tick(pa, 0, rte_get_tsc_cycles());
 	ck_assert_uint_eq(pump_all(pb), 1);
 	ck_assert_uint_eq(stats(pa).tx_fault.delayed, 2);
 	ports_close();

@@ -99,7 +99,7 @@ pump(struct droce_port *p, struct droce_pkt *last)
 	unsigned n = 0, got, i;
 
 	do {
-		got = droce_port_rx(p, 0, pkts, BURST);
+		got = droce_port_rx(p, 0, pkts, BURST, rte_get_tsc_cycles());
 		for (i = 0; i < got; i++) {
 			ck_assert(droce_port_rx_verify(p, 0, pkts[i], rte_get_tsc_cycles()));
 			if (last != NULL)
@@ -334,7 +334,7 @@ START_TEST(test_nd_unsolicited)
 	droce_port_gid(pb, GID_V6, gb);
 	/* B's first housekeeping advertises its link-local and global GIDs. */
 	pb->neigh_gc_next = 0;
-	droce_port_tick(pb, 0);
+	droce_port_tick(pb, 0, rte_get_tsc_cycles());
 	ck_assert_uint_eq(pb->q[0].stats.tx_arp, 2);
 	pump(pa, NULL);
 	ck_assert_uint_eq(pa->q[0].stats.rx_arp, 2);
@@ -346,7 +346,7 @@ START_TEST(test_nd_unsolicited)
 	ck_assert_uint_eq(pa->q[0].stats.tx_arp, 0);
 	/* Once only. */
 	pb->neigh_gc_next = 0;
-	droce_port_tick(pb, 0);
+	droce_port_tick(pb, 0, rte_get_tsc_cycles());
 	ck_assert_uint_eq(pb->q[0].stats.tx_arp, 2);
 }
 END_TEST

@@ -61,7 +61,7 @@ static uint16_t
 pump(struct droce_port *p, struct rte_mbuf **keep)
 {
 	struct rte_mbuf *pkts[BURST];
-	uint16_t n = droce_port_rx(p, 0, pkts, BURST), i, good = 0;
+	uint16_t n = droce_port_rx(p, 0, pkts, BURST, rte_get_tsc_cycles()), i, good = 0;
 
 	/* As the engine does: a frame counts once its ICRC is right. */
 	for (i = 0; i < n; i++) {
@@ -662,7 +662,7 @@ START_TEST(test_neigh_expiry)
 	/* Expired: forgotten at the next tick, resolved again. */
 	e->updated -= 400 * rte_get_tsc_hz();
 	pa->neigh_gc_next = 0;
-	droce_port_tick(pa, 0);
+	droce_port_tick(pa, 0, rte_get_tsc_cycles());
 	ck_assert_uint_eq(e->state, DROCE_NEIGH_FREE);
 	ck_assert_int_eq(droce_port_route(pa, 0, 1, dgid, &a), -EAGAIN);
 	ck_assert_uint_eq(stats(pa).tx_arp, 3);
@@ -878,7 +878,7 @@ engine_loop(void *arg)
 			if (droce_port_tx(pa, 0, &m, 1) != 1)
 				rte_pktmbuf_free(m);
 		}
-		n = droce_port_rx(pa, 0, pkts, BURST);
+		n = droce_port_rx(pa, 0, pkts, BURST, rte_get_tsc_cycles());
 		for (uint16_t i = 0; i < n; i++)
 			e->frames += droce_port_rx_verify(pa, 0, pkts[i], rte_get_tsc_cycles());
 		rte_pktmbuf_free_bulk(pkts, n);
@@ -963,9 +963,9 @@ tick(struct droce_port *p, struct droce_port *q, bool stop, bool up, unsigned ms
 	uint64_t t0 = rte_get_timer_cycles(), hz = rte_get_timer_hz(), now;
 
 	do {
-		droce_port_tick(p, 0);
+		droce_port_tick(p, 0, rte_get_tsc_cycles());
 		if (q != NULL)
-			droce_port_tick(q, 0);
+			droce_port_tick(q, 0, rte_get_tsc_cycles());
 		now = rte_get_timer_cycles();
 		if (stop && droce_port_link_up(p) == up)
 			break;
