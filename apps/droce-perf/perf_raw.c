@@ -15,7 +15,7 @@
  *
  * --touch makes the same frames an ideal RoCE endpoint's: only the work
  * no RoCE stack can avoid. The sender computes a CRC32 (the Ethernet CRC
- * the ICRC is, on the same rte_net_crc path droce takes) over each
+ * the ICRC is, with droce_crc32(), as droce computes it) over each
  * payload, reading it from a source buffer as a NIC DMA-reads a registered
  * MR, and copies the payload once into the frame (raw-L2 has no zero
  * copy); the receiver checks the CRC and copies the payload into a
@@ -40,7 +40,6 @@
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
-#include <rte_net_crc.h>
 
 #include "droce_wire.h"
 #include "perf.h"
@@ -210,7 +209,7 @@ touch_tx(const struct raw *w, uint64_t size, unsigned index, uint8_t *frame)
 {
 	unsigned off = frame_payload_off(index), len = frame_payload(size, w->mtu, index);
 	const uint8_t *src = w->src + (uint64_t)index * w->mtu;
-	uint32_t crc = rte_cpu_to_le_32(rte_net_crc_calc(src, len, RTE_NET_CRC32_ETH));
+	uint32_t crc = rte_cpu_to_le_32(droce_crc32(src, len));
 
 	memcpy(frame + off, src, len);
 	memcpy(frame + off + len, &crc, sizeof(crc));
@@ -237,7 +236,7 @@ payload_pass(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint8_t *dst)
 			memcpy(dst, p, n);
 			dst += n;
 		} else {
-			c = rte_net_crc_calc(p, n, RTE_NET_CRC32_ETH);
+			c = droce_crc32(p, n);
 			crc = first ? c : (uint32_t)crc32_combine(crc, c, n);
 		}
 		first = false;

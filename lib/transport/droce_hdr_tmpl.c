@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include <rte_ip.h>
-#include <rte_net_crc.h>
 
 #include "droce_hdr_tmpl.h"
 
@@ -98,8 +97,7 @@ droce_hdr_tmpl_finish(const struct droce_hdr_tmpl *t, struct rte_mbuf *m)
 	/* resv8a is masked too; a CNP carries its BECN bit there. */
 	resv8a = bth->resv8a;
 	bth->resv8a = 0xff;
-	crc = rte_cpu_to_le_32(rte_net_crc_calc(p + start, rte_pktmbuf_data_len(m) - start,
-						RTE_NET_CRC32_ETH));
+	crc = rte_cpu_to_le_32(droce_crc32(p + start, rte_pktmbuf_data_len(m) - start));
 	bth->resv8a = resv8a;
 	tmpl_unmask(t, p, l4_len);
 	icrc = (uint8_t *)rte_pktmbuf_append(m, DROCE_ICRC_LEN);

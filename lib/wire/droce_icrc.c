@@ -9,8 +9,9 @@
  *   || everything after the BTH up to the ICRC.
  * The CRC is sent little-endian.
  *
- * rte_net_crc takes one contiguous buffer and no seed, so rather than feed
- * it a masked copy of the headers, the masked bytes are written in place
+ * droce_crc32() (droce_crc.c: rte_net_crc for long runs) takes one
+ * contiguous buffer and no seed, so rather than feed it a masked copy of
+ * the headers, the masked bytes are written in place
  * (the 8 bytes before the IP header belong to the Ethernet header and
  * become the ones), the whole frame goes through one call, and the saved
  * bytes are put back. Chained mbufs get one call per segment, joined as
@@ -164,19 +165,17 @@ icrc_compute(struct rte_mbuf *m, const struct icrc_span *s)
 	memcpy(saved, p + s->start, mask_len);
 	icrc_mask(p, s);
 	if (s->end <= first_len) {
-		crc = rte_net_crc_calc(p + s->start, s->end - s->start,
-				       RTE_NET_CRC32_ETH);
+		crc = droce_crc32(p + s->start, s->end - s->start);
 	} else {
-		crc = rte_net_crc_calc(p + s->start, first_len - s->start,
-				       RTE_NET_CRC32_ETH);
+		crc = droce_crc32(p + s->start, first_len - s->start);
 		left = s->end - first_len;
 		for (seg = m->next; seg != NULL && left != 0; seg = seg->next) {
 			uint32_t n = RTE_MIN(left, (uint32_t)rte_pktmbuf_data_len(seg));
 
 			if (n == 0)
 				continue;
-			crc = icrc_join(crc, rte_net_crc_calc(rte_pktmbuf_mtod(seg, const void *),
-							      n, RTE_NET_CRC32_ETH), n);
+			crc = icrc_join(crc, droce_crc32(rte_pktmbuf_mtod(seg, const void *), n),
+					n);
 			left -= n;
 		}
 	}
@@ -234,6 +233,7 @@ droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off)
 const char *
 droce_icrc_init(void)
 {
+	droce_crc32_init();
 #ifdef RTE_ARCH_X86
 	/*
 	 * rte_net_crc picks AVX-512 only when the EAL allows 512-bit SIMD,

@@ -494,8 +494,20 @@ int droce_icrc_append(struct rte_mbuf *m, uint16_t l3_off);
 bool droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off);
 
 /**
+ * CRC-32 of @p len bytes at @p p, the Ethernet polynomial (what
+ * rte_net_crc_calc(p, len, RTE_NET_CRC32_ETH) and zlib's crc32() return):
+ * droce's own for short runs, whose latency is lower, rte_net_crc's for
+ * long ones. droce_crc32_init() (called by droce_icrc_init()) chooses.
+ */
+uint32_t droce_crc32(const void *p, uint32_t len);
+
+/** See whether the CPU runs droce_crc32()'s short path. */
+void droce_crc32_init(void);
+
+/**
  * Choose the fastest CRC32 rte_net_crc offers on this CPU (AVX-512 with
- * VPCLMULQDQ where present: it raises the EAL's max SIMD width to 512).
+ * VPCLMULQDQ where present: it raises the EAL's max SIMD width to 512),
+ * and droce_crc32()'s short path (droce_crc32_init()).
  * Call once after rte_eal_init() and before anything else uses
  * rte_net_crc (it keeps the SIMD width it saw first).
  * @return the name of the path chosen: "avx512", "sse42" or "scalar".

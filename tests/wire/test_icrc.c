@@ -34,6 +34,28 @@ START_TEST(test_crc_is_zlib)
 }
 END_TEST
 
+/* droce_crc32() (its own short path where the CPU has it) is zlib's CRC
+ * at every length and alignment, around the short path's limits too. */
+START_TEST(test_droce_crc32_is_zlib)
+{
+	static uint8_t buf[4096 + 64];
+	uint32_t x = 88172645u;
+
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		buf[i] = (uint8_t)x;
+	}
+	droce_crc32_init();
+	ck_assert_uint_eq(droce_crc32("0123456789abcdefg", 17), crc32(0, (const Bytef *)"0123456789abcdefg", 17));
+	for (uint32_t off = 0; off < 64; off++)
+		for (uint32_t len = 0; len <= 600; len++)
+			ck_assert_uint_eq(droce_crc32(buf + off, len), crc32(0, buf + off, len));
+	ck_assert_uint_eq(droce_crc32(buf + 3, 4096), crc32(0, buf + 3, 4096));
+}
+END_TEST
+
 /* The whole frame of @p m equals @p d: the ICRC put every byte back. */
 static void
 assert_frame(const struct rte_mbuf *m, const uint8_t *d, uint32_t len)
@@ -299,6 +321,7 @@ suite_icrc(void)
 	TCase *tc = tcase_create("icrc");
 
 	tcase_add_test(tc, test_crc_is_zlib);
+	tcase_add_test(tc, test_droce_crc32_is_zlib);
 	tcase_add_test(tc, test_chained);
 	tcase_add_test(tc, test_append);
 	tcase_add_test(tc, test_build_frames);
