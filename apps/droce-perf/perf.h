@@ -85,6 +85,7 @@ struct perf_opts {
 	unsigned qp_timeout;         /* -u: ACK timeout 4.096 us * 2^qp_timeout */
 	bool raw;                    /* --raw-l2 */
 	bool touch;                  /* --touch: raw-L2 as an ideal RoCE endpoint */
+	bool no_td;                  /* --no-td: locked queues, no thread domain */
 	/* the port under test */
 	const char *ethdev;          /* name or id; NULL: the only one */
 	uint32_t ipv4;               /* host order */

@@ -85,6 +85,8 @@ perf_usage(FILE *f, const char *prog)
 "  -x, --gid-index=<index>   source GID index (default 1, the IPv4-mapped GID)\n"
 "      --report_gbits        report Gb/sec instead of MB/sec\n"
 "      --json                print the results as JSON (stdout), nothing else\n"
+"      --no-td               QPs and CQs without a thread domain: their posts and\n"
+"                            polls take a lock (as with several posting threads)\n"
 "\n"
 "The port:\n"
 "      --ethdev=<name|id>    the ethdev to test (default the only one)\n"
@@ -109,6 +111,7 @@ enum {
 	OPT_TOUCH,
 	OPT_GBITS,
 	OPT_JSON,
+	OPT_NO_TD,
 	OPT_ETHDEV,
 	OPT_IP,
 	OPT_MAC,
@@ -146,6 +149,7 @@ static const struct option long_opts[] = {
 	{ "report-unsorted", no_argument, NULL, 'U' },
 	{ "report_gbits", no_argument, NULL, OPT_GBITS },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "no-td", no_argument, NULL, OPT_NO_TD },
 	{ "ethdev", required_argument, NULL, OPT_ETHDEV },
 	{ "ip", required_argument, NULL, OPT_IP },
 	{ "mac", required_argument, NULL, OPT_MAC },
@@ -333,6 +337,9 @@ parse_one(int c, const char *arg, struct perf_opts *o, struct given *g)
 		return 0;
 	case OPT_TOUCH:
 		o->touch = true;
+		return 0;
+	case OPT_NO_TD:
+		o->no_td = true;
 		return 0;
 	case 'a':
 		o->all_sizes = true;

@@ -124,6 +124,45 @@ rdma_open(struct rdma *r, uint16_t port_id)
 	return 0;
 }
 
+/* The parent domain the QPs and CQs are created on: with a thread
+ * domain (each queue has one thread: posts and polls take no lock), or,
+ * with --no-td, the plain PD. */
+static int
+rdma_thread_domain(struct rdma *r)
+{
+	struct ibv_td_init_attr ta = { .comp_mask = 0 };
+	struct ibv_parent_domain_init_attr pa = { .pd = r->pd };
+
+	r->qpd = r->pd;
+	if (r->o->no_td)
+		return 0;
+	r->td = ibv_alloc_td(r->ctx, &ta);
+	pa.td = r->td;
+	r->qpd = r->td != NULL ? ibv_alloc_parent_domain(r->ctx, &pa) : NULL;
+	if (r->qpd == NULL) {
+		fprintf(stderr, PERF_NAME ": no thread domain (%s); --no-td runs without\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* A CQ of @p cqe entries, single-threaded unless --no-td. */
+static struct ibv_cq *
+rdma_cq(struct rdma *r, uint32_t cqe)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = cqe };
+	struct ibv_cq_ex *cq;
+
+	if (r->td != NULL) {
+		ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
+		ca.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
+		ca.parent_domain = r->qpd;
+	}
+	cq = ibv_create_cq_ex(r->ctx, &ca);
+	return cq != NULL ? ibv_cq_ex_to_cq(cq) : NULL;
+}
+
 static int
 rdma_resources(struct rdma *r, uint64_t max_size)
 {
@@ -147,9 +186,10 @@ rdma_resources(struct rdma *r, uint64_t max_size)
 	r->slot = RTE_ALIGN_CEIL(RTE_MAX(max_size, (uint64_t)64), BUF_ALIGN);
 	len = r->slot * 2 * r->nqps;
 	r->pd = ibv_alloc_pd(r->ctx);
-	r->scq = ibv_create_cq(r->ctx, (int)(o->tx_depth * r->nqps), NULL, NULL, 0);
-	r->rcq = ibv_create_cq(r->ctx, (int)((needs_recvs(o) ? o->rx_depth : 1) * r->nqps),
-			       NULL, NULL, 0);
+	if (r->pd != NULL && rdma_thread_domain(r) != 0)
+		return -1;
+	r->scq = rdma_cq(r, o->tx_depth * r->nqps);
+	r->rcq = rdma_cq(r, (needs_recvs(o) ? o->rx_depth : 1) * r->nqps);
 	r->buf = aligned_alloc(BUF_ALIGN, len);
 	r->qps = calloc(r->nqps, sizeof(*r->qps));
 	r->wrs = calloc(o->post_list, sizeof(*r->wrs));
@@ -180,7 +220,7 @@ rdma_resources(struct rdma *r, uint64_t max_size)
 		q->local = r->buf + r->slot * 2 * i;
 		q->target = q->local + r->slot;
 		q->psn = (uint32_t)lrand48() & 0xffffff;
-		q->qp = ibv_create_qp(r->pd, &ia);
+		q->qp = ibv_create_qp(r->qpd, &ia);
 		if (q->qp == NULL) {
 			fprintf(stderr, PERF_NAME ": ibv_create_qp: %s\n", strerror(errno));
 			return -1;
@@ -380,6 +420,10 @@ rdma_close(struct rdma *r)
 		ibv_destroy_cq(r->scq);
 	if (r->rcq != NULL)
 		ibv_destroy_cq(r->rcq);
+	if (r->qpd != NULL && r->qpd != r->pd)
+		ibv_dealloc_pd(r->qpd);
+	if (r->td != NULL)
+		ibv_dealloc_td(r->td);
 	if (r->pd != NULL)
 		ibv_dealloc_pd(r->pd);
 	if (r->ctx != NULL)

@@ -32,6 +32,10 @@ struct rdma {
 	struct perf_oob oob;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
+	/* One thread posts and polls each queue: they live on a parent domain
+	 * with a thread domain and take no lock (unless --no-td). */
+	struct ibv_td *td;
+	struct ibv_pd *qpd;          /* the parent domain of the QPs and CQs, or pd */
 	struct ibv_cq *scq, *rcq;
 	struct ibv_mr *mr;
 	uint8_t *buf;

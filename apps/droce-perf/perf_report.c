@@ -255,14 +255,14 @@ perf_report_begin(const struct perf_opts *o, const struct perf_info *info)
 	if (o->json) {
 		printf("{\n  \"test_info\": {\n"
 		       "    \"test\": \"%s\",\n    \"mode\": \"%s\",\n    \"raw_l2\": %s,\n"
-		       "    \"touch\": %s,\n"
+		       "    \"touch\": %s,\n    \"thread_domain\": %s,\n"
 		       "    \"side\": \"%s\",\n    \"device\": \"%s\",\n"
 		       "    \"connection\": \"%s\",\n    \"qps\": %u,\n    \"mtu\": %u,\n"
 		       "    \"tx_depth\": %u,\n    \"cq_mod\": %u,\n    \"duration\": %g,\n"
 		       "    \"bw_unit\": \"%s\",\n    \"lat_unit\": \"usec\"\n  },\n"
 		       "  \"results\": [",
 		       perf_test_name(o->test), mode_name(o), o->raw ? "true" : "false",
-		       o->touch ? "true" : "false",
+		       o->touch ? "true" : "false", !o->raw && !o->no_td ? "true" : "false",
 		       o->server ? "server" : "client", info->device, perf_conn_name(o->conn),
 		       o->qps, info->mtu, o->tx_depth, o->cq_mod, o->duration,
 		       o->gbits ? "Gb/sec" : "MB/sec");
@@ -282,6 +282,8 @@ perf_report_begin(const struct perf_opts *o, const struct perf_info *info)
 	printf(" Dual-port       : OFF\t\tDevice         : %s\n", info->device);
 	printf(" Number of qps   : %u\t\tTransport type : %s\n", o->qps, o->raw ? "Raw Ethernet" : "IB");
 	printf(" Connection type : %s\t\tUsing SRQ      : OFF\n", o->raw ? "RawEth" : perf_conn_name(o->conn));
+	if (!o->raw)
+		printf(" Thread domain   : %s\n", o->no_td ? "OFF (locked queues)" : "ON");
 	if (!o->server || o->bidir)
 		printf(" TX depth        : %u\n", o->tx_depth);
 	if (o->test == PERF_SEND && (o->server || o->bidir))

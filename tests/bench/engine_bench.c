@@ -17,11 +17,12 @@
  *             sent (the requester's side)
  *   ack_rx    the ACK for them received and N completions polled
  *
- * Usage: engine_bench [-n N] [-s S] [-r RUNS] [-c CASE] [-e EAL_ARGS] [-j]
+ * Usage: engine_bench [-n N] [-s S] [-r RUNS] [-c CASE] [-t] [-e EAL_ARGS] [-j]
  *   N 1..32 messages per run (default 32; 1 shows what a latency test pays
  *   per message), S 0..4096 bytes (default 64), RUNS per case (default
  *   20000), CASE idle, write_rx or write_tx (and ack_rx) only, for a
- *   profiler. Prints one line per case, JSON with -j.
+ *   profiler; -t: the QP on a parent domain with a thread domain (posts
+ *   take no lock). Prints one line per case, JSON with -j.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -50,6 +51,7 @@ struct bench {
 	uint32_t rx_psn;             /* the next PSN the peer sends */
 	uint32_t tx_psn;             /* the next PSN the device sends */
 	unsigned n, size, runs;
+	bool td;                     /* the QP on a parent domain with a thread domain */
 	uint64_t *samples;
 };
 
@@ -115,6 +117,15 @@ setup(struct bench *b)
 	if (b->mr == NULL)
 		die("no memory region");
 	ia.send_cq = ia.recv_cq = b->cq;
+	if (b->td) {
+		struct ibv_td_init_attr ta = { 0 };
+		struct ibv_parent_domain_init_attr pa = { .pd = b->pd };
+
+		pa.td = ibv_alloc_td(b->peer.ctx, &ta);
+		b->pd = pa.td != NULL ? ibv_alloc_parent_domain(b->peer.ctx, &pa) : NULL;
+		if (b->pd == NULL)
+			die("no thread domain");
+	}
 	b->qp = ibv_create_qp(b->pd, &ia);
 	memset(&path, 0, sizeof(path));
 	path.dqpn = PEER_QPN;
@@ -245,17 +256,18 @@ main(int argc, char **argv)
 	bool json = false;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:s:r:c:e:j")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:r:c:te:j")) != -1) {
 		switch (opt) {
 		case 'n': b.n = (unsigned)atoi(optarg); break;
 		case 's': b.size = (unsigned)atoi(optarg); break;
 		case 'r': b.runs = (unsigned)atoi(optarg); break;
 		case 'c': only = optarg; break;
+		case 't': b.td = true; break;
 		case 'e': setenv("DROCE_TEST_EAL", optarg, 1); break;
 		case 'j': json = true; break;
 		default:
 			fprintf(stderr, "usage: engine_bench [-n 1..32] [-s 0..4096] [-r RUNS] "
-					"[-c CASE] [-e EAL_ARGS] [-j]\n");
+					"[-c CASE] [-t] [-e EAL_ARGS] [-j]\n");
 			return 2;
 		}
 	}
@@ -278,11 +290,11 @@ main(int argc, char **argv)
 	if (nres == 0)
 		die("-c: idle, write_rx or write_tx");
 	if (json)
-		printf("{\"n\": %u, \"size\": %u, \"runs\": %u, \"cycles_per_msg\": {", b.n, b.size,
-		       b.runs);
+		printf("{\"n\": %u, \"size\": %u, \"runs\": %u, \"td\": %s, \"cycles_per_msg\": {",
+		       b.n, b.size, b.runs, b.td ? "true" : "false");
 	else
-		printf("engine_bench: %u x %u B per run, %u runs; TSC cycles per message\n", b.n,
-		       b.size, b.runs);
+		printf("engine_bench: %u x %u B per run, %u runs%s; TSC cycles per message\n", b.n,
+		       b.size, b.runs, b.td ? ", thread domain" : "");
 	for (unsigned i = 0; i < nres; i++) {
 		if (json)
 			printf("%s\"%s\": {\"min\": %.1f, \"median\": %.1f}", i ? ", " : "",
