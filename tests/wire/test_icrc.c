@@ -10,18 +10,24 @@
 
 #include "wire_test.h"
 
-/* droce_icrc joins rte_net_crc results with zlib: they must agree. */
-START_TEST(test_crc_is_zlib)
+/* @p n bytes of xorshift32 from @p x. */
+static void
+fill_random(uint8_t *buf, size_t n, uint32_t x)
 {
-	static uint8_t buf[9000];
-	uint32_t x = 2463534242u;
-
-	for (size_t i = 0; i < sizeof(buf); i++) {
+	for (size_t i = 0; i < n; i++) {
 		x ^= x << 13;
 		x ^= x >> 17;
 		x ^= x << 5;
 		buf[i] = (uint8_t)x;
 	}
+}
+
+/* droce_icrc joins rte_net_crc results with zlib: they must agree. */
+START_TEST(test_crc_is_zlib)
+{
+	static uint8_t buf[9000];
+
+	fill_random(buf, sizeof(buf), 2463534242u);
 	ck_assert_uint_eq(rte_net_crc_calc("123456789", 9, RTE_NET_CRC32_ETH), 0xcbf43926);
 	for (uint32_t off = 0; off < 4; off++)
 		for (uint32_t len = 1; len <= 300; len++)
@@ -39,16 +45,11 @@ END_TEST
 START_TEST(test_droce_crc32_is_zlib)
 {
 	static uint8_t buf[4096 + 64];
-	uint32_t x = 88172645u;
 
-	for (size_t i = 0; i < sizeof(buf); i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		buf[i] = (uint8_t)x;
-	}
+	fill_random(buf, sizeof(buf), 88172645u);
 	droce_crc32_init();
-	ck_assert_uint_eq(droce_crc32("0123456789abcdefg", 17), crc32(0, (const Bytef *)"0123456789abcdefg", 17));
+	ck_assert_uint_eq(droce_crc32("0123456789abcdefg", 17),
+			  crc32(0, (const Bytef *)"0123456789abcdefg", 17));
 	for (uint32_t off = 0; off < 64; off++)
 		for (uint32_t len = 0; len <= 600; len++)
 			ck_assert_uint_eq(droce_crc32(buf + off, len), crc32(0, buf + off, len));
