@@ -379,15 +379,15 @@ engine_flush_tx(struct droce_engine *e)
 	return sent;
 }
 
-/* An iteration that moved @p frames, from @p start: its cycles, and those
+/* An iteration that moved @p frames, from @p start to @p end: its cycles, and those
  * its burst calls took (the port's totals were @p rx0 and @p tx0 at the
  * start). One that took too long was preempted: it would count another
  * thread's time. */
 static void
-engine_count_busy(struct droce_engine *e, uint64_t start, uint64_t rx0, uint64_t tx0,
-		  unsigned frames)
+engine_count_busy(struct droce_engine *e, uint64_t start, uint64_t end, uint64_t rx0,
+		  uint64_t tx0, unsigned frames)
 {
-	uint64_t busy = rte_get_tsc_cycles() - start;
+	uint64_t busy = end - start;
 
 	if (busy > e->long_base + frames * e->long_frame) {
 		e->stats.long_iterations++;
@@ -406,7 +406,7 @@ static int
 engine_iteration(struct droce_engine *e, bool rx)
 {
 	struct rte_mbuf *pkts[RX_BURST];
-	uint64_t start, rx0 = e->burst->rx, tx0 = e->burst->tx;
+	uint64_t start, end, rx0 = e->burst->rx, tx0 = e->burst->tx;
 	uint16_t n = 0, i;
 	unsigned moved, served;
 
@@ -438,15 +438,19 @@ engine_iteration(struct droce_engine *e, bool rx)
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_engine);
 	served = engine_run_active(e);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_requester);
-	moved += engine_flush_tx(e);
-	droce_stage_lap(&e->tx.stage, DROCE_STAGE_tx);
 	if (rx)
 		droce_port_tick(e->port, e->queue, start);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_engine);
+	/* TX last: when it calls the ethdev, the TSC the port read as the
+	 * call returned ends the iteration (one TSC read less). */
+	end = e->burst->tx_end;
+	moved += engine_flush_tx(e);
+	droce_stage_lap(&e->tx.stage, DROCE_STAGE_tx);
 	/* Busy means frames moved: a QP waiting for its ACK is served in
 	 * every iteration, and that is polling. */
 	if (moved > 0)
-		engine_count_busy(e, start, rx0, tx0, moved);
+		engine_count_busy(e, start, e->burst->tx_end != end ? e->burst->tx_end :
+				  rte_get_tsc_cycles(), rx0, tx0, moved);
 	return (int)(moved + served);
 }
 

@@ -337,6 +337,9 @@ struct droce_port_stats {
 struct droce_port_cycles {
 	uint64_t rx;                 /**< inside rte_eth_rx_burst() */
 	uint64_t tx;                 /**< inside rte_eth_tx_burst() */
+	/** The TSC when the last rte_eth_tx_burst() returned: an engine whose
+	 *  iteration ends with it needs no TSC read of its own. */
+	uint64_t tx_end;
 };
 
 struct droce_port;

@@ -106,7 +106,8 @@ tx_wire(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture 
 	t0 = rte_get_tsc_cycles();
 	k = rte_eth_tx_burst(p->port_id, pq->qid, pkts, n);
 	/* the port's cycles, not droce's */
-	pq->cycles.tx += rte_get_tsc_cycles() - t0;
+	pq->cycles.tx_end = rte_get_tsc_cycles();
+	pq->cycles.tx += pq->cycles.tx_end - t0;
 	if (c != NULL) {
 		droce_capture_write(c, copies, k);
 		rte_pktmbuf_free_bulk(copies + k, n - k);
