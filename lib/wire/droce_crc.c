@@ -71,7 +71,7 @@ crc_short(const uint8_t *p, uint32_t len)
 	 * the masked load reads nothing before p. */
 	x0 = _mm_maskz_loadu_epi8((__mmask16)(0xffffu << pad), p - pad);
 	p += 16 - pad;
-	x0 = _mm_xor_si128(x0, _mm_load_si128((const __m128i *)(init_ones + 32 - pad)));
+	x0 = _mm_xor_si128(x0, _mm_loadu_si128((const __m128i *)(init_ones + 32 - pad)));
 	i = 1;
 	if (n >= 2) {
 		/* With fewer than four bytes in block 0 the ones reach into block 1. */
