@@ -123,18 +123,20 @@ crc_short(const uint8_t *p, uint32_t len)
 	return ~(uint32_t)_mm_extract_epi32(x0, 1);
 }
 
-void
+bool
 droce_crc32_init(void)
 {
 	crc_short_ok = rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 &&
 		       rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) > 0 &&
 		       rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512BW) > 0 &&
 		       rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512VL) > 0;
+	return crc_short_ok;
 }
 #else
-void
+bool
 droce_crc32_init(void)
 {
+	return false;
 }
 #endif
 

@@ -501,8 +501,11 @@ bool droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off);
  */
 uint32_t droce_crc32(const void *p, uint32_t len);
 
-/** See whether the CPU runs droce_crc32()'s short path. */
-void droce_crc32_init(void);
+/**
+ * See whether the CPU runs droce_crc32()'s short path (PCLMULQDQ, SSE4.1,
+ * AVX-512 BW and VL). @return true when droce_crc32() takes it.
+ */
+bool droce_crc32_init(void);
 
 /**
  * Choose the fastest CRC32 rte_net_crc offers on this CPU (AVX-512 with

@@ -50,6 +50,7 @@ struct bench {
 	struct ibv_qp *qp;
 	uint32_t rx_psn;             /* the next PSN the peer sends */
 	uint32_t tx_psn;             /* the next PSN the device sends */
+	uint32_t tx_msn;             /* the device's messages the peer acknowledged */
 	unsigned n, size, runs;
 	bool td;                     /* the QP on a parent domain with a thread domain */
 	uint64_t *samples;
@@ -102,7 +103,6 @@ drain_roce(struct bench *b)
 static void
 setup(struct bench *b)
 {
-	struct droce_aeth aeth = { .smsn = 0 };
 	struct droce_test_path path;
 	struct ibv_qp_init_attr ia = {
 		.qp_type = IBV_QPT_RC,
@@ -135,13 +135,8 @@ setup(struct bench *b)
 	if (b->qp == NULL || droce_test_connect(b->qp, &path) != 0)
 		die("no connected QP");
 	b->rx_psn = b->tx_psn = PSN0;
-	/* One good frame from the peer's address teaches the device its MAC
-	 * (and cancels the ARP request the connect sent). */
-	droce_peer_send(&b->peer, &(struct droce_peer_frame){ .opcode = DROCE_OP_ACK,
-							      .dqpn = 0xfffffe, .ext = &aeth,
-							      .ext_len = sizeof(aeth) });
-	droce_peer_run(&b->peer);
-	droce_peer_drain(&b->peer);
+	/* The connect sent an ARP request, which the peer does not answer. */
+	droce_peer_teach(&b->peer);
 }
 
 static void
@@ -229,7 +224,8 @@ bench_write_tx(struct bench *b, struct result *tx, struct result *ack)
 		if (drain_roce(b) != b->n)
 			die("write_tx: not one frame per WRITE");
 		b->tx_psn = (b->tx_psn + b->n) & 0xffffff;
-		droce_aeth_set(&aeth, DROCE_AETH_ACK | 0x1f, b->tx_psn);
+		b->tx_msn = (b->tx_msn + b->n) & 0xffffff;
+		droce_aeth_set(&aeth, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, b->tx_msn);
 		f.psn = (b->tx_psn - 1) & 0xffffff;
 		m = droce_peer_build(&b->peer, &f);
 		if (m == NULL || rte_ring_enqueue(b->peer.to_dev, m) != 0)

@@ -117,6 +117,18 @@ droce_peer_fixture(struct droce_peer *p, size_t len, int access, struct ibv_pd *
 }
 
 void
+droce_peer_teach(struct droce_peer *p)
+{
+	struct droce_aeth aeth;
+
+	droce_aeth_set(&aeth, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, 0);
+	droce_peer_send(p, &(struct droce_peer_frame){ .opcode = DROCE_OP_ACK,
+						       .dqpn = 0xfffffe, .ext = &aeth,
+						       .ext_len = sizeof(aeth) });
+	droce_peer_drain(p);
+}
+
+void
 droce_peer_close(struct droce_peer *p)
 {
 	droce_peer_run(p);

@@ -64,6 +64,14 @@ void droce_peer_verbs(struct droce_peer *p, size_t len, int access, struct ibv_p
 		      struct ibv_cq **cq, uint8_t **buf, struct ibv_mr **mr);
 
 /**
+ * Send the device one well-formed frame from the peer's address (an ACK to
+ * a QPN nobody has, dropped after its ICRC check): the device learns the
+ * peer's MAC from it, so its QPs need no ARP reply (the peer sends none).
+ * The engine runs, and what it sent is dropped.
+ */
+void droce_peer_teach(struct droce_peer *p);
+
+/**
  * Both of the above for a test suite's fixture, the first time it is
  * called (path MTU 4096, @p len bytes with @p access); later calls only
  * return what the first made. Aborts when something fails.

@@ -41,10 +41,7 @@ setup(void)
 	memset(buf, 0x5c, BUF);
 	mr = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	ck_assert_ptr_nonnull(mr);
-	/* One frame from the peer's address teaches the device its MAC. */
-	droce_peer_send(&peer, &(struct droce_peer_frame){ .opcode = DROCE_OP_ACK,
-							   .dqpn = 0xfffffe });
-	droce_peer_drain(&peer);
+	droce_peer_teach(&peer);
 }
 
 static struct ibv_qp *

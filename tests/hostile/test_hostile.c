@@ -48,9 +48,7 @@ setup(void)
 	ck_assert_ptr_nonnull(mr);
 	for (unsigned i = 0; i < BUF; i++)
 		pattern[i] = (uint8_t)(i * 7 + 3);
-	/* One frame from the peer's address teaches the device its MAC. */
-	droce_peer_send(&peer, &(struct droce_peer_frame){ .opcode = DROCE_OP_ACK,
-							   .dqpn = 0xfffffe });
+	droce_peer_teach(&peer);
 }
 
 static struct ibv_qp *
