@@ -27,8 +27,11 @@
 
 /* How long a client keeps trying to reach a server that is starting. */
 #define OOB_CONNECT_S 30
-/* While the engine runs, look at the socket this often (microseconds). */
-#define OOB_CHECK_US 20
+/* While the engine runs, look at the socket this often (microseconds).
+ * Each look is a recv() system call, some microseconds under a
+ * paravirtualized kernel: every 20 us it took 7 % of a 64 B receiver's
+ * cycles. A step of the exchange waits at most this long more. */
+#define OOB_CHECK_US 1000
 
 static int
 oob_listen(const struct perf_opts *o)
