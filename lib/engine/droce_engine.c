@@ -365,6 +365,7 @@ engine_flush_tx(struct droce_engine *e)
 		memmove(e->tx.pkts, e->tx.pkts + sent, (e->tx.n - sent) * sizeof(e->tx.pkts[0]));
 	e->tx.n -= sent;
 	e->tx_counted = e->tx.n;
+	e->tx_held = 0; /* what is left is the full link's */
 	if (sent > 0 || e->tx.n == 0) {
 		e->tx_stall_tsc = 0;
 	} else if (e->tx_stall_tsc == 0) {
@@ -399,15 +400,44 @@ engine_count_busy(struct droce_engine *e, uint64_t start, uint64_t end, uint64_t
 	droce_stage_commit(&e->tx.stage, &e->stats.stage, e->burst->rx - rx0, e->burst->tx - tx0);
 }
 
+/*
+ * At the end of an application's poll, hold back what it staged when
+ * that is only ACKs (or NAKs): the application runs next, and what it
+ * does about the frames just received (in a ping-pong, its answer) is
+ * posted before the engine is entered again. That entry sends the held
+ * ACKs with its own frames, in one burst: a burst call less between a
+ * frame's arrival and the application seeing it, and one less for the
+ * peer to receive. Held at most until the next entry into the engine by
+ * anyone (a poll sends them first, before its RX; a post's send half
+ * with what it built); a progress thread or service lcore never holds.
+ * Not when the link left frames over: those go first, as always.
+ */
+static bool
+engine_hold_acks(struct droce_engine *e)
+{
+	uint16_t i;
+
+	for (i = 0; i < e->tx.n; i++) {
+		const uint8_t *bth = droce_tx_hdr(e->tx.pkts[i], DROCE_HDR_BTH);
+
+		if ((bth[0] & DROCE_OP_MASK) != DROCE_OP_ACK)
+			return false;
+	}
+	e->tx_held = e->tx.n;
+	return true;
+}
+
 /* One iteration: what is staged, the port's RX (@p rx), the kicked and
  * active QPs, TX, the port's housekeeping (@p rx). Without @p rx it only
- * sends: all a post that woke its QP needs (droce_engine_send()). */
+ * sends: all a post that woke its QP needs (droce_engine_send()). An
+ * application's poll (@p app with @p rx) may hold ACKs back
+ * (engine_hold_acks()). */
 static int
-engine_iteration(struct droce_engine *e, bool rx)
+engine_iteration(struct droce_engine *e, bool rx, bool app)
 {
 	struct rte_mbuf *pkts[RX_BURST];
 	uint64_t start, end, rx0 = e->burst->rx, tx0 = e->burst->tx;
-	uint16_t n = 0, i;
+	uint16_t n = 0, i, left;
 	unsigned moved, served;
 
 	e->stats.iterations++;
@@ -415,8 +445,10 @@ engine_iteration(struct droce_engine *e, bool rx)
 	e->tx.now = start;
 	__atomic_store_n(&e->beat_tsc, start, __ATOMIC_RELAXED);
 	droce_stage_start(&e->tx.stage, start);
-	/* Frames left over from a full link go first, in order. */
-	moved = engine_flush_tx(e);
+	/* Frames left over from a full link go first, in order; ACKs a poll
+	 * held go now, unless this only sends: then with what it builds. */
+	moved = rx || e->tx.n != e->tx_held ? engine_flush_tx(e) : 0;
+	left = e->tx.n;
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_tx);
 	/* The TSC just read starts the RX burst's time, unless TX took some. */
 	if (rx)
@@ -430,9 +462,10 @@ engine_iteration(struct droce_engine *e, bool rx)
 			droce_stage_lap(&e->tx.stage, DROCE_STAGE_icrc);
 			engine_rx_one(e, pkts[i]);
 		}
-		rte_pktmbuf_free(pkts[i]);
 		droce_stage_lap(&e->tx.stage, DROCE_STAGE_rx);
 	}
+	/* No handler keeps a frame: each copies what it needs. */
+	rte_pktmbuf_free_bulk(pkts, n);
 	moved += n;
 	engine_take_kicks(e);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_engine);
@@ -444,7 +477,8 @@ engine_iteration(struct droce_engine *e, bool rx)
 	/* TX last: when it calls the ethdev, the TSC the port read as the
 	 * call returned ends the iteration (one TSC read less). */
 	end = e->burst->tx_end;
-	moved += engine_flush_tx(e);
+	if (!(app && rx && left == 0 && e->tx.n != 0 && engine_hold_acks(e)))
+		moved += engine_flush_tx(e);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_tx);
 	/* Busy means frames moved: a QP waiting for its ACK is served in
 	 * every iteration, and that is polling. */
@@ -455,7 +489,7 @@ engine_iteration(struct droce_engine *e, bool rx)
 }
 
 static int
-engine_run(struct droce_engine *e, bool rx)
+engine_run(struct droce_engine *e, bool rx, bool app)
 {
 	uint32_t idle = 0;
 	int work;
@@ -464,7 +498,7 @@ engine_run(struct droce_engine *e, bool rx)
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return -EBUSY;
 	rte_rcu_qsbr_thread_online(e->rcu, e->rcu_id);
-	work = engine_iteration(e, rx);
+	work = engine_iteration(e, rx, app);
 	/* For TSan: pairs with droce_dev_sync() (the grace period's own
 	 * atomics are inside DPDK, which it does not see). */
 	DROCE_TSAN_RELEASE(e->rcu);
@@ -476,13 +510,21 @@ engine_run(struct droce_engine *e, bool rx)
 int
 droce_engine_poll(struct droce_engine *e)
 {
-	return engine_run(e, true);
+	return engine_run(e, true, true);
 }
 
 int
 droce_engine_send(struct droce_engine *e)
 {
-	return engine_run(e, false);
+	return engine_run(e, false, true);
+}
+
+/* An iteration of the engine's own runner (progress thread, service
+ * lcore, the drain of a stopping engine): nothing is held back. */
+static int
+engine_run_own(struct droce_engine *e)
+{
+	return engine_run(e, true, false);
 }
 
 /* Sleep a little longer each time nothing happens, up to the limit;
@@ -513,7 +555,7 @@ engine_service(void *arg)
 	static RTE_DEFINE_PER_LCORE(unsigned, idle);
 
 	__atomic_store_n(&e->spinning, 1, __ATOMIC_RELAXED);
-	if (droce_engine_poll(e) > 0)
+	if (engine_run_own(e) > 0)
 		RTE_PER_LCORE(idle) = 0;
 	else
 		engine_idle_backoff(e, &RTE_PER_LCORE(idle));
@@ -536,7 +578,7 @@ engine_thread(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	__atomic_store_n(&e->spinning, 1, __ATOMIC_RELAXED);
 	while (!__atomic_load_n(&e->stop, __ATOMIC_RELAXED)) {
-		if (droce_engine_poll(e) > 0)
+		if (engine_run_own(e) > 0)
 			idle = 0;
 		else
 			engine_idle_backoff(e, &idle);
@@ -659,7 +701,7 @@ engine_drain(struct droce_engine *e)
 	uint64_t end = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * DRAIN_MS;
 
 	while (rte_get_tsc_cycles() < end) {
-		if (droce_engine_poll(e) <= 0 && e->tx.n == 0 && TAILQ_EMPTY(&e->active))
+		if (engine_run_own(e) <= 0 && e->tx.n == 0 && TAILQ_EMPTY(&e->active))
 			rte_delay_us_sleep(1000);
 	}
 }

@@ -95,6 +95,9 @@ struct droce_engine {
 	struct droce_tx tx;
 	uint64_t tx_stall_tsc;       /**< when the link last stopped taking frames; 0: it takes them */
 	uint16_t tx_counted;         /**< staged frames already in the tx counters */
+	/** Staged frames an application's poll held back: ACKs that leave
+	 *  with the next entry's frames (engine_hold_acks()). */
+	uint16_t tx_held;
 	const struct droce_port_cycles *burst; /**< the port's burst cycle totals */
 	uint64_t long_base, long_frame; /**< an iteration longer than base + frame per frame is not counted busy */
 	uint32_t service_id;

@@ -12,7 +12,9 @@
  *   idle      droce_dev_poll() with nothing to do: an iteration's fixed cost
  *   poll_cq   ibv_poll_cq() on an empty CQ (which runs an iteration)
  *   write_rx  N WRITE ONLY of S bytes from the peer: received, checked,
- *             written, one coalesced ACK sent (the responder's side)
+ *             written, one coalesced ACK sent (the responder's side: the
+ *             poll that receives, and the next one, which sends the ACK
+ *             the first held back)
  *   write_tx  N RDMA WRITEs of S bytes posted one per ibv_post_send() and
  *             sent (the requester's side)
  *   ack_rx    the ACK for them received and N completions polled
@@ -184,7 +186,11 @@ bench_write_rx(struct bench *b, struct result *res)
 		}
 		if (rte_ring_enqueue_bulk(b->peer.to_dev, (void **)m, b->n, NULL) != b->n)
 			die("the ring is full");
+		/* The poll that receives holds the ACK back for the next entry
+		 * into the engine (here another poll; in a ping-pong the post of
+		 * the answer): both are timed. */
 		t = rte_rdtsc();
+		droce_dev_poll(b->peer.dev);
 		droce_dev_poll(b->peer.dev);
 		b->samples[r] = rte_rdtsc() - t;
 		if (drain_roce(b) != 1)
