@@ -122,6 +122,7 @@ struct droce_wq {
 	bool single_producer;
 	uint32_t prod;               /**< next free slot, written by posters */
 	uint32_t cons_seen;          /**< posters' last look at @ref cons */
+	uint32_t batch_mark;         /**< prod when posts last ran the engine (droce_wq_batch_due()) */
 	uint8_t pad1[RTE_CACHE_LINE_SIZE];
 	/* The engine's: posters read it only when the ring looks full. */
 	uint32_t cons;               /**< oldest WQE not yet completed */
@@ -155,6 +156,25 @@ droce_wq_room_at(struct droce_wq *q, uint32_t prod)
 		return true;
 	q->cons_seen = __atomic_load_n(&q->cons, __ATOMIC_ACQUIRE);
 	return prod - q->cons_seen < q->max_wr;
+}
+
+/** Posts to an active QP between two runs of the engine's send half. */
+#define DROCE_POST_BATCH 32
+
+/**
+ * Poster side, under the posters' lock, after publishing up to @p prod:
+ * have DROCE_POST_BATCH WQEs been posted since the last time this said
+ * yes? A long series of posts then sends its frames as it goes, a burst
+ * at a time, as a NIC's doorbell would, instead of all of them at the
+ * next poll, after the last post.
+ */
+static inline bool
+droce_wq_batch_due(struct droce_wq *q, uint32_t prod)
+{
+	if (prod - q->batch_mark < DROCE_POST_BATCH)
+		return false;
+	q->batch_mark = prod;
+	return true;
 }
 
 static inline void *

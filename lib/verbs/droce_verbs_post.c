@@ -106,13 +106,14 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 }
 
 void
-droce_post_ring(struct droce_qp *qp)
+droce_post_ring(struct droce_qp *qp, bool due)
 {
 	/* An active QP's new WQEs go out in the engine's next iteration, with
 	 * whatever else is due: running one here per post would pay its fixed
-	 * cost per WQE. Only a QP the doorbell woke gets one at once, and only
-	 * its sending half: the application polls for what comes back. */
-	if (droce_engine_doorbell(qp->engine, qp))
+	 * cost per WQE. Only a QP the doorbell woke gets one at once, or one
+	 * with a batch of WQEs waiting, and only its sending half: the
+	 * application polls for what comes back. */
+	if (droce_engine_doorbell(qp->engine, qp) || due)
 		droce_engine_nudge_send(qp->engine);
 }
 
@@ -123,6 +124,7 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 	enum ibv_qp_state st = droce_qp_state(qp);
 	struct droce_wq *sq = &qp->sq;
 	uint32_t prod;
+	bool due;
 	int rc = 0;
 
 	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR ||
@@ -142,10 +144,11 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 	}
 	/* The list, or its part before the bad WR, is published in one step. */
 	__atomic_store_n(&sq->prod, prod, __ATOMIC_RELEASE);
+	due = droce_wq_batch_due(sq, prod);
 	droce_wq_unlock(sq);
 	if (rc != 0)
 		*bad = wr;
-	droce_post_ring(qp);
+	droce_post_ring(qp, due);
 	return rc;
 }
 

@@ -144,9 +144,9 @@ uint64_t droce_clock_wall_ns(uint64_t tsc);
 int droce_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
 
 /* After WQEs were published on @p qp's send ring: ring the engine's
- * doorbell, and run an iteration here if that woke the QP and nobody else
- * runs the engine. */
-void droce_post_ring(struct droce_qp *qp);
+ * doorbell, and run the engine's send half here if that woke the QP or a
+ * batch is @p due (droce_wq_batch_due()) and nobody else runs the engine. */
+void droce_post_ring(struct droce_qp *qp, bool due);
 
 /* droce_verbs_qpx.c: the ibv_qp_ex builder of a handle created with
  * send_ops_flags. @return 0, or EOPNOTSUPP for operations droce lacks. */

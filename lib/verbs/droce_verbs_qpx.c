@@ -247,17 +247,20 @@ x_complete(struct ibv_qp_ex *q)
 	struct droce_qp_handle *h = handle_of(q);
 	struct droce_qp *qp = h->qp;
 	enum ibv_qp_state st = droce_qp_state(qp);
+	bool due = false;
 	int err;
 
 	qpx_flush(h);
 	err = h->x->err;
 	if (err == 0 && (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR))
 		err = EINVAL;
-	if (err == 0)
+	if (err == 0) {
 		__atomic_store_n(&qp->sq.prod, h->x->next, __ATOMIC_RELEASE);
+		due = droce_wq_batch_due(&qp->sq, h->x->next);
+	}
 	droce_wq_unlock(&qp->sq);
 	if (err == 0)
-		droce_post_ring(qp);
+		droce_post_ring(qp, due);
 	return err;
 }
 
