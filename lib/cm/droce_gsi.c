@@ -54,6 +54,12 @@ struct droce_gsi {
 	unsigned next_ah;
 };
 
+void
+droce_gsi_log_info(const char *msg)
+{
+	DROCE_LOG(INFO, "%s", msg);
+}
+
 uint64_t
 droce_gsi_now_us(void)
 {

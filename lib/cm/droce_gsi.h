@@ -61,6 +61,11 @@ uint32_t droce_gsi_qpn(const struct droce_gsi *g);
 /** The clock of the callbacks: CLOCK_MONOTONIC in microseconds. */
 uint64_t droce_gsi_now_us(void);
 
+/** Log @p msg at level info on droce's log: the rdma_cm layer has no
+ *  DPDK of its own (the drop-in librdmacm.so.1 reaches droce only
+ *  through the drop-in libibverbs.so.1). */
+void droce_gsi_log_info(const char *msg);
+
 #ifdef __cplusplus
 }
 #endif

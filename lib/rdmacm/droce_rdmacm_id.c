@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <netdb.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,6 +202,7 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 {
 	struct cma_id *c = cma_id_of(id);
 	struct sockaddr *src = &id->route.addr.src_addr;
+	char msg[64];
 	uint64_t sid;
 	int rc = 0;
 
@@ -229,6 +231,9 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 		id_unlisten(c);
 		return cma_fail(-rc);
 	}
+	/* From here a REQ finds the listener: a script can wait for this. */
+	snprintf(msg, sizeof(msg), "rdma_cm: listening on port %u", ntohs(cma_addr_port(src)));
+	droce_gsi_log_info(msg);
 	return 0;
 }
 

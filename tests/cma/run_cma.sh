@@ -5,7 +5,7 @@
 # 10.0.0.1, the client 10.0.0.2 (tests/common/pair_env.sh).
 #
 # Usage: run_cma.sh BUILD_DIR [--expect REGEX] [--client-fails] [--kill-server]
-#                   [--client PROGRAM2] PROGRAM -- SERVER_ARGS -- CLIENT_ARGS
+#                   [--no-listen] [--client PROGRAM2] PROGRAM -- SERVER_ARGS -- CLIENT_ARGS
 #   @PORT@ in the arguments becomes a port of this run's own, @PORT1@ the
 #   next one. Both sides must exit 0 (the client non-zero with
 #   --client-fails), and the client's or server's output must match REGEX
@@ -14,6 +14,9 @@
 #   The client runs PROGRAM2 when given (rdma_server and rdma_client).
 #   @EAL@ in the client's arguments becomes the EAL arguments of its
 #   configuration (for a DPDK application that starts the EAL itself).
+#   The client starts once the server's droce logged that it listens
+#   (rdma_listen(), at log level info); --no-listen: a server that never
+#   calls it (a verbs program), started a second before the client.
 set -euo pipefail
 
 build=${1:?usage: run_cma.sh BUILD_DIR [--expect REGEX] PROGRAM -- SERVER_ARGS -- CLIENT_ARGS}
@@ -22,11 +25,13 @@ expect=
 client_fails=false
 kill_server=false
 client_prog=
+listens=true
 while [[ ${1:-} == --* ]]; do
 	case $1 in
 	--expect) expect=$2; shift 2 ;;
 	--client-fails) client_fails=true; shift ;;
 	--kill-server) kill_server=true; shift ;;
+	--no-listen) listens=false; shift ;;
 	--client) client_prog=$2; shift 2 ;;
 	*) echo "run_cma: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -66,11 +71,14 @@ for a in "${client_args[@]}"; do
 done
 client_args=("${args[@]}")
 
+# The server logs at level info: its "listening on port" line says when
+# a client may connect.
 run() {
-	local role=$1
+	local role=$1 level=
 	shift
-	env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/$role.conf" timeout 60 "$@" \
-		> "$tmp/$role.out" 2>&1
+	[[ $role == server ]] && level=info
+	env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/$role.conf" ${level:+DROCE_LOG=$level} \
+		timeout 60 "$@" > "$tmp/$role.out" 2>&1
 }
 
 run server "$prog" "${server_args[@]}" &
@@ -79,12 +87,21 @@ for (( i = 0; i < 100; i++ )); do
 	[[ -S $tmp/memif.sock ]] && break
 	sleep 0.1
 done
-sleep 1 # the server's device and listener are up, as a rule
+if $listens; then
+	for (( i = 0; i < 300; i++ )); do
+		grep -q 'rdma_cm: listening on port' "$tmp/server.out" && break
+		sleep 0.1
+	done
+else
+	sleep 1 # the server's device is up, as a rule
+fi
 # A connect that comes before the server listens is refused with reason 8
 # (invalid service ID), as the kernel's CM refuses it; the programs give
 # up then (perftest says "Unexpected CM event ... 8", REJECTED's number, or
-# "RDMA_CM_EVENT_REJECTED; error: 8", rping and ucmatose the latter way). On a slow machine (sanitizers) the server can take longer than
-# the second above: the client asks again, twice at most.
+# "RDMA_CM_EVENT_REJECTED; error: 8", rping and ucmatose the latter way).
+# Should the wait above not have been enough (a listener on another port
+# than the client's, in the refusal tests, says so too): the client asks
+# again, twice at most.
 for (( try = 0; ; try++ )); do
 	status=0
 	run client "$client_prog" "${client_args[@]}" || status=$?
