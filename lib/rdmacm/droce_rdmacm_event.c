@@ -7,9 +7,12 @@
  * event waits. rdma_get_cm_event() waits in poll() (unless the application
  * made the fd non-blocking) and takes the head of the queue. Events of a
  * destroyed ID leave the queue with their counts, so no reader wakes for
- * them: a thread still waiting when the application destroys the channel
- * (rping's event thread does) sleeps on, as in rdma-core, instead of
- * waking into freed memory. An event stays the application's until
+ * them. A thread still inside rdma_get_cm_event() when the application
+ * destroys the channel (rping's event thread, which the main thread does
+ * not join, may be anywhere in it: in poll(), or on its way there after
+ * the last event) sleeps on, as a read() on rdma-core's closed channel
+ * fd does: the channel's memory stays for it, and it never returns into
+ * freed memory or a closed fd. An event stays the application's until
  * rdma_ack_cm_event(); rdma_destroy_id() waits for its ID's, as
  * rdma-core's does.
  */
@@ -47,14 +50,21 @@ rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	struct cma_channel *c = (struct cma_channel *)channel;
 	struct cma_event *e;
+	bool orphans;
 
 	if (c == NULL)
 		return;
+	pthread_mutex_lock(&c->lock);
 	while ((e = TAILQ_FIRST(&c->q)) != NULL) {
 		TAILQ_REMOVE(&c->q, e, link);
 		free(e);
 	}
+	orphans = c->waiters != 0;
+	c->destroyed = true;
+	pthread_mutex_unlock(&c->lock);
 	close(c->ch.fd);
+	if (orphans)
+		return; /* theirs now, for good (channel_orphaned()) */
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -91,19 +101,35 @@ cma_event_queue_param(struct cma_id *c, enum rdma_cm_event_type type, int status
 	pthread_mutex_unlock(&ch->lock);
 }
 
+/* The application destroyed the channel while this thread waited on it
+ * (under its lock, which this lets go): wait for ever, as a read() on
+ * rdma-core's closed channel fd does. pause() is a cancellation point. */
+static __attribute__((noreturn)) void
+channel_orphaned(struct cma_channel *ch)
+{
+	pthread_mutex_unlock(&ch->lock);
+	for (;;)
+		pause();
+}
+
 int
 rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
 {
 	struct cma_channel *ch = (struct cma_channel *)channel;
 	struct cma_event *e;
+	bool nonblock;
+	int rc = 0;
 	uint64_t v;
 
 	if (ch == NULL || event == NULL)
 		return cma_fail(EINVAL);
+	pthread_mutex_lock(&ch->lock);
+	ch->waiters++;
 	for (;;) {
 		struct pollfd pfd = { .fd = ch->ch.fd, .events = POLLIN };
 
-		pthread_mutex_lock(&ch->lock);
+		if (ch->destroyed)
+			channel_orphaned(ch);
 		e = TAILQ_FIRST(&ch->q);
 		if (e != NULL) {
 			/* Its count: there, as the queue is not empty. */
@@ -115,19 +141,25 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 			cma_id_of(e->ev.id)->events_out++;
 			if (e->ev.listen_id != NULL)
 				cma_id_of(e->ev.listen_id)->events_out++;
-			pthread_mutex_unlock(&ch->lock);
+			*event = &e->ev;
 			break;
 		}
+		/* The fd is open while the lock is held and the channel stands. */
+		nonblock = (fcntl(ch->ch.fd, F_GETFL) & O_NONBLOCK) != 0;
 		pthread_mutex_unlock(&ch->lock);
-		if (fcntl(ch->ch.fd, F_GETFL) & O_NONBLOCK) {
+		if (nonblock) {
 			errno = EAGAIN;
-			return -1;
+			rc = -1;
+		} else if (poll(&pfd, 1, -1) < 0) {
+			rc = -1; /* errno: EINTR */
 		}
-		if (poll(&pfd, 1, -1) < 0)
-			return -1; /* errno: EINTR */
+		pthread_mutex_lock(&ch->lock);
+		if (rc != 0 && !ch->destroyed)
+			break;
 	}
-	*event = &e->ev;
-	return 0;
+	ch->waiters--;
+	pthread_mutex_unlock(&ch->lock);
+	return rc;
 }
 
 static void

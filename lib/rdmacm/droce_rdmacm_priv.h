@@ -54,6 +54,8 @@ struct cma_channel {
 	struct rdma_event_channel ch;  /**< first: handed out; ch.fd the eventfd */
 	pthread_mutex_t lock;
 	TAILQ_HEAD(, cma_event) q;
+	unsigned waiters;              /**< threads inside rdma_get_cm_event() */
+	bool destroyed;                /**< by the application, with waiters inside */
 };
 
 /** An ID's connection: what the CM exchange settled. */
