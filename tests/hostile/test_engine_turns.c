@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * When the engine sends what it built, against a raw peer
+ * (tests/common/droce_peer.h) whose frames the test hands in one poll at
+ * a time: an application's poll that staged only an ACK holds it for the
+ * next entry into the engine (docs/architecture.md, "ACKs ride with the
+ * answer"), which sends it first, or with the frame a post builds; and a
+ * series of posts to a busy QP runs the engine's send half every
+ * DROCE_POST_BATCH posts (droce_wq_batch_due()).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "droce.h"
+#include "droce_peer.h"
+#include "droce_qp.h"
+#include "droce_test.h"
+
+#define PEER_QPN 0x100
+#define PSN 0x10
+#define BUF 65536
+
+static struct droce_peer peer;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_mr *mr;
+static uint8_t *buf;
+
+static void
+setup(void)
+{
+	droce_peer_fixture(&peer, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &pd, &cq,
+			   &buf, &mr);
+}
+
+/* An RC QP to the peer whose MAC the device knows, nothing outstanding. */
+static struct ibv_qp *
+make_qp(void)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	struct droce_test_path path = { .dqpn = PEER_QPN, .dgid = peer.gid, .psn = PSN };
+	struct droce_aeth a;
+
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_int_eq(droce_test_connect(qp, &path), 0);
+	/* An ACK of nothing outstanding teaches the device the peer's MAC. */
+	droce_aeth_set(&a, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, 0);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_ACK, .dqpn = qp->qp_num, .psn = PSN - 1,
+		.ext = &a, .ext_len = sizeof(a) });
+	droce_peer_drain(&peer);
+	return qp;
+}
+
+/* Hand the device one 8-byte WRITE ONLY (AckReq) at @p psn, without
+ * running its engine. */
+static void
+deliver_write(struct ibv_qp *qp, uint32_t psn, uint8_t byte)
+{
+	uint8_t payload[8];
+	struct droce_reth reth = { .va = rte_cpu_to_be_64((uintptr_t)buf),
+				   .rkey = rte_cpu_to_be_32(mr->rkey),
+				   .len = rte_cpu_to_be_32(sizeof(payload)) };
+	struct rte_mbuf *m;
+
+	memset(payload, byte, sizeof(payload));
+	m = droce_peer_build(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_WRITE_ONLY, .dqpn = qp->qp_num, .psn = psn, .ackreq = true,
+		.ext = &reth, .ext_len = sizeof(reth), .payload = payload, .len = sizeof(payload) });
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(rte_ring_enqueue(peer.to_dev, m), 0);
+}
+
+/* The next frame the device has sent, without running its engine (as
+ * droce_peer_recv() would): its opcode and PSN; -1 when none. */
+static int
+next_opcode(uint32_t *psn)
+{
+	struct droce_pkt pkt;
+	struct rte_mbuf *m;
+	int op;
+
+	if (rte_ring_dequeue(peer.from_dev, (void **)&m) != 0)
+		return -1;
+	ck_assert_int_eq(droce_pkt_parse(m, &pkt, true), DROCE_PARSE_OK);
+	op = pkt.opcode;
+	*psn = pkt.psn;
+	rte_pktmbuf_free(m);
+	return op;
+}
+
+static void
+post_write(struct ibv_qp *qp, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, 8, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE }, *bad;
+
+	wr.wr.rdma.remote_addr = 0x1000;
+	wr.wr.rdma.rkey = 0x77;
+	ck_assert_int_eq(ibv_post_send(qp, &wr, &bad), 0);
+}
+
+static void
+destroy(struct ibv_qp *qp)
+{
+	struct ibv_wc wc[64];
+
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	droce_peer_poll_cq(&peer, cq, wc, 64);
+	droce_peer_drain(&peer);
+}
+
+/* The poll that takes a WRITE in writes it and holds its ACK; the next
+ * poll sends the ACK before it receives anything. */
+START_TEST(ack_waits_for_next_poll)
+{
+	struct ibv_qp *qp = make_qp();
+	uint32_t psn;
+
+	deliver_write(qp, PSN, 0xa5);
+	droce_dev_poll(peer.dev);
+	ck_assert_uint_eq(buf[7], 0xa5);
+	ck_assert_int_eq(next_opcode(&psn), -1);
+	droce_dev_poll(peer.dev);
+	ck_assert_int_eq(next_opcode(&psn), DROCE_OP_ACK);
+	ck_assert_uint_eq(psn, PSN);
+	ck_assert_int_eq(next_opcode(&psn), -1);
+	destroy(qp);
+}
+END_TEST
+
+/* A post after that poll sends the held ACK first and its WRITE after it,
+ * with no poll between. */
+START_TEST(ack_rides_with_the_answer)
+{
+	struct ibv_qp *qp = make_qp();
+	uint32_t psn;
+
+	deliver_write(qp, PSN, 0x5a);
+	droce_dev_poll(peer.dev);
+	ck_assert_int_eq(next_opcode(&psn), -1);
+	post_write(qp, 1);
+	ck_assert_int_eq(next_opcode(&psn), DROCE_OP_ACK);
+	ck_assert_uint_eq(psn, PSN);
+	ck_assert_int_eq(next_opcode(&psn), DROCE_OP_WRITE_ONLY);
+	ck_assert_uint_eq(psn, PSN);
+	ck_assert_int_eq(next_opcode(&psn), -1);
+	destroy(qp);
+}
+END_TEST
+
+/* The first post wakes the QP and sends; the QP then waits for its ACK,
+ * and the next posts wait for the engine, until the one that completes a
+ * batch sends them all. */
+START_TEST(posts_send_a_batch_at_a_time)
+{
+	struct ibv_qp *qp = make_qp();
+	uint32_t psn;
+	unsigned i, sent = 0;
+
+	post_write(qp, 0);
+	ck_assert_int_eq(next_opcode(&psn), DROCE_OP_WRITE_ONLY);
+	for (i = 1; i < DROCE_POST_BATCH - 1; i++)
+		post_write(qp, i);
+	ck_assert_int_eq(next_opcode(&psn), -1);
+	post_write(qp, i);
+	while (next_opcode(&psn) == DROCE_OP_WRITE_ONLY)
+		sent++;
+	ck_assert_uint_eq(sent, DROCE_POST_BATCH - 1);
+	ck_assert_uint_eq(psn, PSN + DROCE_POST_BATCH - 1);
+	destroy(qp);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("engine_turns");
+	TCase *tc = tcase_create("turns");
+
+	tcase_add_unchecked_fixture(tc, setup, NULL);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, ack_waits_for_next_poll);
+	tcase_add_test(tc, ack_rides_with_the_answer);
+	tcase_add_test(tc, posts_send_a_batch_at_a_time);
+	suite_add_tcase(s, tc);
+	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
