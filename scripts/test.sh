@@ -11,24 +11,33 @@ root=${DROCE_BUILD_ROOT:-build}
 
 passed=0
 failed=0
+# What failed, with the end of its output: printed again last, where a
+# CI that keeps only the tail of a run's output still shows it.
+report=$(mktemp)
+trap 'rm -f "$report"' EXIT
 
 # count DIR: add DIR's test results (meson's testlog.json) to the totals.
 count() {
 	local log=$1/meson-logs/testlog.json p f
 	if [[ ! -f $log ]]; then
-		echo "test: no results in $1" >&2
+		echo "test: no results in $1" | tee -a "$report" >&2
 		failed=$(( failed + 1 ))
 		return
 	fi
-	read -r p f < <(python3 - "$log" <<-'PY'
+	read -r p f < <(python3 - "$log" "$1" "$report" <<-'PY'
 		import json, sys
 		ok = bad = 0
-		for line in open(sys.argv[1]):
-		    r = json.loads(line)["result"]
-		    if r in ("OK", "EXPECTEDFAIL"):
-		        ok += 1
-		    elif r != "SKIP":
-		        bad += 1
+		with open(sys.argv[3], "a") as report:
+		    for line in open(sys.argv[1]):
+		        t = json.loads(line)
+		        r = t["result"]
+		        if r in ("OK", "EXPECTEDFAIL"):
+		            ok += 1
+		        elif r != "SKIP":
+		            bad += 1
+		            tail = (t.get("stdout") or "").splitlines()[-12:]
+		            report.write("FAILED %s: %s (%s, %.0f s)\n" % (sys.argv[2], t["name"], r, t["duration"]))
+		            report.write("".join("    %s\n" % l[:200] for l in tail))
 		print(ok, bad)
 		PY
 	)
@@ -52,7 +61,7 @@ echo "== $root/ci: warnings are errors, every suite"
 if bash scripts/build.sh "$root/ci" --werror; then
 	run "$root/ci"
 else
-	echo "test: $root/ci does not build" >&2
+	echo "test: $root/ci does not build" | tee -a "$report" >&2
 	failed=$(( failed + 1 ))
 fi
 
@@ -62,7 +71,7 @@ if bash scripts/build.sh "$root/asan" --werror -Db_sanitize=address,undefined; t
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		run "$root/asan" --suite unit --suite stress --suite e2e
 else
-	echo "test: $root/asan does not build" >&2
+	echo "test: $root/asan does not build" | tee -a "$report" >&2
 	failed=$(( failed + 1 ))
 fi
 
@@ -70,7 +79,7 @@ echo "== $root/fuzz: clang with libFuzzer, AddressSanitizer and UBSan, the fuzz 
 if CC=clang bash scripts/build.sh "$root/fuzz" --werror -Dfuzz=true -Db_sanitize=address,undefined; then
 	run "$root/fuzz" --suite fuzz
 else
-	echo "test: $root/fuzz does not build" >&2
+	echo "test: $root/fuzz does not build" | tee -a "$report" >&2
 	failed=$(( failed + 1 ))
 fi
 
@@ -80,9 +89,10 @@ if bash scripts/build.sh "$root/tsan" --werror -Db_sanitize=thread; then
 		run "$root/tsan" destroy-stress verbs unreliable fork engines e2e-memif \
 		debian-rc-pingpong-4096-e
 else
-	echo "test: $root/tsan does not build" >&2
+	echo "test: $root/tsan does not build" | tee -a "$report" >&2
 	failed=$(( failed + 1 ))
 fi
 
+cat "$report"
 echo "$passed passed, $failed failed"
 (( failed == 0 ))
