@@ -35,7 +35,8 @@ count() {
 		            ok += 1
 		        elif r != "SKIP":
 		            bad += 1
-		            tail = (t.get("stdout") or "").splitlines()[-12:]
+		            tail = ((t.get("stdout") or "").splitlines()[-6:] +
+		                    (t.get("stderr") or "").splitlines()[-10:])
 		            report.write("FAILED %s: %s (%s, %.0f s)\n" % (sys.argv[2], t["name"], r, t["duration"]))
 		            report.write("".join("    %s\n" % l[:200] for l in tail))
 		print(ok, bad)
