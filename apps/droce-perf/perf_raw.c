@@ -41,6 +41,7 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
+#include "droce_port.h"
 #include "droce_wire.h"
 #include "perf.h"
 
@@ -798,7 +799,7 @@ perf_raw_main(const struct perf_opts *o, uint16_t port_id)
 	int rc = raw_run(&w);
 
 	if (w.started)
-		rte_eth_dev_stop(w.port);
+		droce_port_ethdev_stop(w.port);
 	if (w.mp != NULL) {
 		rte_eth_dev_close(w.port);
 		rte_mempool_free(w.mp);

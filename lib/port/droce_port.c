@@ -346,7 +346,7 @@ droce_port_detach(struct droce_port *p)
 	/* The ethdev stays the application's; stopping it makes PMDs give
 	 * back the RX mbufs of the pool freed below. A shared one runs on. */
 	if (!p->shared)
-		rte_eth_dev_stop(p->port_id);
+		droce_port_ethdev_stop(p->port_id);
 	port_free(p);
 }
 

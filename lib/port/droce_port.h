@@ -360,6 +360,16 @@ int droce_port_attach(const struct droce_port_conf *conf, struct droce_port **ou
 void droce_port_detach(struct droce_port *p);
 
 /**
+ * rte_eth_dev_stop() the ethdev @p port_id the way droce stops its own: a
+ * memif ethdev on the EAL's interrupt thread, where DPDK 22.11's memif
+ * handles its peer's messages. Its stop and that handler both tear the
+ * control channel down, and a stop while the peer disconnects (two
+ * processes that end together) freed the same memory twice. Any thread
+ * but that one's callbacks; waits until the stop ran.
+ */
+void droce_port_ethdev_stop(uint16_t port_id);
+
+/**
  * Shared mode: take from the @p n frames the application received on its
  * own queues those that are droce's, and hand back the rest. droce's
  * frames: RoCEv2 to one of the port's GIDs (or a UD multicast group it

@@ -8,15 +8,19 @@
  *
  * Threads: the engine (droce_port_tick(), RX, TX) starts the ethdev and
  * writes the link fields; any thread reads them in droce_port_link_up().
+ * A memif ethdev stops on the EAL's interrupt thread
+ * (droce_port_ethdev_stop()).
  */
 #include <inttypes.h>
 
 #include <string.h>
 
+#include <rte_alarm.h>
 #include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_devargs.h>
 #include <rte_errno.h>
+#include <rte_interrupts.h>
 #include <rte_kvargs.h>
 
 #include "droce_port_priv.h"
@@ -36,6 +40,67 @@
 #define RELINK_MIN_MS 2000u
 #define RELINK_MAX_MS 8000u
 
+/* How long a stop waits for the EAL's interrupt thread (which runs
+ * memif's handshakes, over a second each under ThreadSanitizer). */
+#define INTR_STOP_WAIT_MS 5000u
+
+static bool
+port_is_memif(uint16_t port_id, struct rte_eth_dev_info *info)
+{
+	return rte_eth_dev_info_get(port_id, info) == 0 && info->driver_name != NULL &&
+	       strcmp(info->driver_name, "net_memif") == 0;
+}
+
+/* A stop that runs on the EAL's interrupt thread, and says when it ran. */
+struct intr_stop {
+	uint16_t port_id;
+	int done;
+};
+
+static void
+intr_stop(void *arg)
+{
+	struct intr_stop *s = arg;
+
+	rte_eth_dev_stop(s->port_id);
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * DPDK 22.11's memif tears its control channel down in two places: in
+ * its stop, and in the handler of the peer's messages, which runs on the
+ * EAL's interrupt thread when the peer disconnects. A stop while the peer
+ * disconnects (two processes that end together) ran both at once and
+ * freed the same memory twice: a SEGV in the EAL's heap on that thread
+ * (droce-perf's server at exit, under ASan). So a memif ethdev stops on
+ * that thread, in an alarm's callback, between two of memif's handlers.
+ */
+void
+droce_port_ethdev_stop(uint16_t port_id)
+{
+	struct intr_stop s = { .port_id = port_id };
+	struct rte_eth_dev_info info;
+	uint64_t deadline;
+
+	if (!port_is_memif(port_id, &info) || rte_thread_is_intr() ||
+	    rte_eal_alarm_set(1, intr_stop, &s) != 0) {
+		rte_eth_dev_stop(port_id);
+		return;
+	}
+	deadline = rte_get_timer_cycles() + rte_get_timer_hz() * INTR_STOP_WAIT_MS / 1000;
+	while (!__atomic_load_n(&s.done, __ATOMIC_ACQUIRE)) {
+		/* A callback that already runs is waited for by the cancel. */
+		if (rte_get_timer_cycles() > deadline && rte_eal_alarm_cancel(intr_stop, &s) > 0) {
+			DROCE_PORT_LOG(WARNING, "port %u: the EAL's interrupt thread did not "
+				       "run the stop in %u ms: stopping here", port_id,
+				       INTR_STOP_WAIT_MS);
+			rte_eth_dev_stop(port_id);
+			return;
+		}
+		rte_delay_us_sleep(100);
+	}
+}
+
 /* rte_eth_dev_start() and the driver's own start; on a shared ethdev,
  * which the application started, the driver's start alone. */
 static int
@@ -47,7 +112,7 @@ port_ethdev_start(struct droce_port *p)
 		return ret;
 	ret = p->drv->start(&p->drv_ctx);
 	if (ret != 0 && !p->shared)
-		rte_eth_dev_stop(p->port_id);
+		droce_port_ethdev_stop(p->port_id);
 	return ret;
 }
 
@@ -67,8 +132,7 @@ port_needs_relink(uint16_t port_id)
 	const char *role;
 	bool client;
 
-	if (rte_eth_dev_info_get(port_id, &info) != 0 || info.driver_name == NULL ||
-	    strcmp(info.driver_name, "net_memif") != 0 || info.device == NULL)
+	if (!port_is_memif(port_id, &info) || info.device == NULL)
 		return false;
 	da = rte_dev_devargs(info.device);
 	if (da == NULL || da->args == NULL)
@@ -177,7 +241,7 @@ droce_port_link_watch(struct droce_port *p, uint64_t now)
 		__atomic_store_n(&p->started, false, __ATOMIC_RELEASE);
 		if (p->drv->stop != NULL)
 			p->drv->stop(&p->drv_ctx);
-		rte_eth_dev_stop(p->port_id);
+		droce_port_ethdev_stop(p->port_id);
 		p->start_retry_ms = START_RETRY_MIN_MS;
 		p->start_next_tsc = now;
 		p->down_since = now;
