@@ -24,6 +24,7 @@
 #include <rte_kvargs.h>
 
 #include "droce_port_priv.h"
+#include "droce_tsan.h"
 
 /* How often the link is looked at. */
 #define LINK_POLL_MS 100
@@ -62,6 +63,8 @@ intr_stop(void *arg)
 {
 	struct intr_stop *s = arg;
 
+	/* The alarm list's lock, in DPDK, is not seen by TSan. */
+	DROCE_TSAN_ACQUIRE(s);
 	rte_eth_dev_stop(s->port_id);
 	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
 }
@@ -82,6 +85,7 @@ droce_port_ethdev_stop(uint16_t port_id)
 	struct rte_eth_dev_info info;
 	uint64_t deadline;
 
+	DROCE_TSAN_RELEASE(&s);
 	if (!port_is_memif(port_id, &info) || rte_thread_is_intr() ||
 	    rte_eal_alarm_set(1, intr_stop, &s) != 0) {
 		rte_eth_dev_stop(port_id);
