@@ -32,74 +32,48 @@ droce_hdr_tmpl_get(struct droce_hdr_tmpl *t, const struct droce_l3_addr *l3, uin
 	ip = t->sent + t->l2_len;
 	/* What the checksum sums, for the update per frame. */
 	t->ip_sum = l3->ipv6 ? 0 : (uint16_t)~((struct rte_ipv4_hdr *)ip)->hdr_checksum;
-	memcpy(t->masked, t->sent, t->len);
-	droce_icrc_mask_l3(t->masked + t->l2_len, l3->ipv6,
-			   t->len - t->l2_len - sizeof(struct rte_udp_hdr));
 	t->valid = true;
 	return t;
 }
 
-/* Copy @p hdr (the sent or masked headers) to @p p with the lengths of an
- * L4 payload of @p l4_len bytes. */
-static void
-tmpl_put(const struct droce_hdr_tmpl *t, const uint8_t *hdr, uint8_t *p, uint32_t l4_len)
-{
-	uint16_t udp_len = (uint16_t)(UDP_LEN0 + l4_len);
-	uint8_t *ip = p + t->l2_len;
-
-	memcpy(p, hdr, t->len);
-	((struct rte_udp_hdr *)(p + t->len - sizeof(struct rte_udp_hdr)))->dgram_len =
-		rte_cpu_to_be_16(udp_len);
-	if (t->l3.ipv6)
-		((struct rte_ipv6_hdr *)ip)->payload_len = rte_cpu_to_be_16(udp_len);
-	else
-		((struct rte_ipv4_hdr *)ip)->total_length =
-			rte_cpu_to_be_16((uint16_t)(sizeof(struct rte_ipv4_hdr) + udp_len));
-}
-
+/* The sent headers with the lengths of an L4 payload of @p l4_len bytes;
+ * the IPv4 checksum grows by the L4 length the total length gained
+ * (ones' complement sums add in either byte order, so the big-endian
+ * addend goes in as it lies). */
 unsigned
 droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32_t l4_len)
 {
-	tmpl_put(t, t->masked, p, l4_len);
-	return t->len;
-}
-
-/* The sent headers over the masked ones; the IPv4 checksum grows by the
- * L4 length the total length gained (ones' complement sums add in either
- * byte order, so the big-endian addend goes in as it lies). */
-static void
-tmpl_unmask(const struct droce_hdr_tmpl *t, uint8_t *p, uint32_t l4_len)
-{
+	uint16_t udp_len = (uint16_t)(UDP_LEN0 + l4_len);
+	uint8_t *ip = p + t->l2_len;
+	struct rte_ipv4_hdr *ip4 = (struct rte_ipv4_hdr *)ip;
 	uint32_t sum;
 
-	tmpl_put(t, t->sent, p, l4_len);
-	if (t->l3.ipv6)
-		return;
+	memcpy(p, t->sent, t->len);
+	((struct rte_udp_hdr *)(p + t->len - sizeof(struct rte_udp_hdr)))->dgram_len =
+		rte_cpu_to_be_16(udp_len);
+	if (t->l3.ipv6) {
+		((struct rte_ipv6_hdr *)ip)->payload_len = rte_cpu_to_be_16(udp_len);
+		return t->len;
+	}
+	ip4->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(struct rte_ipv4_hdr) + udp_len));
 	sum = (uint32_t)t->ip_sum + rte_cpu_to_be_16((uint16_t)l4_len);
 	sum = (sum & 0xffff) + (sum >> 16);
-	((struct rte_ipv4_hdr *)(p + t->l2_len))->hdr_checksum = (uint16_t)~sum;
+	ip4->hdr_checksum = (uint16_t)~sum;
+	return t->len;
 }
 
 int
 droce_hdr_tmpl_finish(const struct droce_hdr_tmpl *t, struct rte_mbuf *m)
 {
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	uint32_t l4_len = rte_pktmbuf_pkt_len(m) - t->len;
-	struct droce_bth *bth = (struct droce_bth *)(p + t->len);
-	uint32_t start = t->l2_len - LRH_LEN, crc;
-	uint8_t *icrc, resv8a;
+	uint32_t start = t->l2_len - LRH_LEN, len = rte_pktmbuf_data_len(m) - start, crc;
+	uint8_t *icrc;
 
-	/* A chained frame (payload in other segments) takes the general path. */
-	if (m->nb_segs > 1) {
-		tmpl_unmask(t, p, l4_len);
+	/* A chained frame (payload in other segments) or a long one takes
+	 * the general path, which masks in place. */
+	if (m->nb_segs > 1 || len >= DROCE_CRC_MASKED_MAX)
 		return droce_icrc_append(m, t->l2_len);
-	}
-	/* resv8a is masked too; a CNP carries its BECN bit there. */
-	resv8a = bth->resv8a;
-	bth->resv8a = 0xff;
-	crc = rte_cpu_to_le_32(droce_crc32(p + start, rte_pktmbuf_data_len(m) - start));
-	bth->resv8a = resv8a;
-	tmpl_unmask(t, p, l4_len);
+	crc = rte_cpu_to_le_32(droce_crc32_masked(rte_pktmbuf_mtod_offset(m, uint8_t *, start),
+						  len, droce_icrc_mask(t->l3.ipv6)));
 	icrc = (uint8_t *)rte_pktmbuf_append(m, DROCE_ICRC_LEN);
 	if (icrc == NULL)
 		return -ENOMEM;

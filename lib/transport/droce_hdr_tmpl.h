@@ -2,13 +2,12 @@
 /**
  * @file
  * Header templates: the Ethernet, IP and UDP headers of one address
- * vector's frames, built once, twice over: as they are sent, and as the
- * ICRC sees them (the bytes IBTA A17.3.3 masks set to ones). A frame is
- * started from the masked copy with its lengths patched in; once its BTH,
- * extension headers and payload are written, its ICRC is one CRC call
- * over the frame as it lies, and the sent headers are copied over the
- * masked ones, the IPv4 checksum updated for the length. No header is
- * parsed back, and nothing is saved and restored around the CRC.
+ * vector's frames, built once. A frame is started from the template with
+ * its lengths patched in and the IPv4 checksum updated for them; once its
+ * BTH, extension headers and payload are written, its ICRC is one
+ * droce_crc32_masked() call over the frame as it lies (the mask sets the
+ * bits the ICRC masks as it reads them). No header is parsed back, and
+ * nothing is written, saved or restored around the CRC.
  */
 #ifndef DROCE_HDR_TMPL_H
 #define DROCE_HDR_TMPL_H
@@ -37,7 +36,6 @@ struct droce_hdr_tmpl {
 	uint8_t l2_len;              /**< Ethernet (and VLAN) header */
 	uint16_t ip_sum;             /**< IPv4: ones' complement sum of the sent header, no payload */
 	uint8_t sent[DROCE_HDR_TMPL_MAX];   /**< as sent, for a frame with no L4 payload */
-	uint8_t masked[DROCE_HDR_TMPL_MAX]; /**< the same as the ICRC sees it */
 };
 
 /**
@@ -50,15 +48,15 @@ struct droce_hdr_tmpl *droce_hdr_tmpl_get(struct droce_hdr_tmpl *t,
 					  uint8_t tclass);
 
 /**
- * Write @p t's masked headers at @p p for a frame whose BTH, extension
- * headers, payload and pad take @p l4_len bytes. @return the BTH's offset.
+ * Write @p t's headers at @p p for a frame whose BTH, extension headers,
+ * payload and pad take @p l4_len bytes. @return the BTH's offset.
  */
 unsigned droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32_t l4_len);
 
 /**
  * The frame @p m, started with droce_hdr_tmpl_start() and complete up to
- * its pad, gets its ICRC appended and the sent headers in place of the
- * masked ones. @return 0, or -ENOMEM when the ICRC does not fit.
+ * its pad, gets its ICRC appended. @return 0, or -ENOMEM when the ICRC
+ * does not fit.
  */
 int droce_hdr_tmpl_finish(const struct droce_hdr_tmpl *t, struct rte_mbuf *m);
 

@@ -38,7 +38,6 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 		(*tx->no_mbuf)++;
 		return NULL;
 	}
-	/* Masked for the ICRC until droce_tx_finish(). */
 	bth_off = droce_hdr_tmpl_start(t, p, l4len);
 	tx->tmpl = t;
 	droce_bth_set((struct droce_bth *)(p + bth_off), opcode, se, pad, DROCE_PKEY_DEFAULT,

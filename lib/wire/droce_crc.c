@@ -18,8 +18,14 @@
  * Runs from SHORT_MAX bytes on, CPUs without PCLMULQDQ and AVX-512 BW/VL
  * (for the masked load), and builds for other architectures use
  * rte_net_crc_calc().
+ *
+ * droce_crc32_masked() is the same CRC of a run with some bits of its
+ * first bytes set to ones, the ICRC's view of a frame's headers: the
+ * ones are ORed into the blocks as they are loaded, so the frame itself
+ * is neither written nor saved and restored.
  */
 #include <stdbool.h>
+#include <string.h>
 
 #include <rte_cpuflags.h>
 #include <rte_net_crc.h>
@@ -27,7 +33,7 @@
 #include "droce_wire.h"
 
 /* From here on rte_net_crc's 64-byte folding is as fast or faster. */
-#define SHORT_MAX 256
+#define SHORT_MAX DROCE_CRC_MASKED_MAX
 
 static bool crc_short_ok;
 
@@ -61,8 +67,23 @@ fold(__m128i x, __m128i k)
 	return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
 }
 
-CRC_TARGET static uint32_t
-crc_short(const uint8_t *p, uint32_t len)
+/*
+ * Block j >= 1 of the run (data bytes 16 j - pad on), with the ones of
+ * @p mask when it has any there (the mask's padded layout puts its byte i
+ * at 16 + i, so the same offset reads it).
+ */
+CRC_TARGET static inline __attribute__((always_inline)) __m128i
+block(const uint8_t *p, uint32_t j, uint32_t pad, const struct droce_crc_mask *mask)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(p + 16 * j - pad));
+
+	if (mask != NULL && j * 16 < DROCE_CRC_MASK_LEN + 16)
+		x = _mm_or_si128(x, _mm_loadu_si128((const __m128i *)(mask->b + 16 + 16 * j - pad)));
+	return x;
+}
+
+CRC_TARGET static inline __attribute__((always_inline)) uint32_t
+crc_short(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 {
 	uint32_t r = len & 15, pad = r != 0 ? 16 - r : 0, n = (len + pad) / 16, i;
 	__m128i x0, x1, x2, x3, t, m3;
@@ -70,29 +91,25 @@ crc_short(const uint8_t *p, uint32_t len)
 	/* Block 0: zeros, then the first r bytes (a whole block when r is 0);
 	 * the masked load reads nothing before p. */
 	x0 = _mm_maskz_loadu_epi8((__mmask16)(0xffffu << pad), p - pad);
-	p += 16 - pad;
+	if (mask != NULL)
+		x0 = _mm_or_si128(x0, _mm_loadu_si128((const __m128i *)(mask->b + 16 - pad)));
 	x0 = _mm_xor_si128(x0, _mm_loadu_si128((const __m128i *)(init_ones + 32 - pad)));
 	i = 1;
 	if (n >= 2) {
 		/* With fewer than four bytes in block 0 the ones reach into block 1. */
-		x1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p),
+		x1 = _mm_xor_si128(block(p, 1, pad, mask),
 				   _mm_loadu_si128((const __m128i *)(init_ones + 48 - pad)));
-		p += 16;
 		i = 2;
 		if (n >= 4) {
 			const __m128i k = _mm_load_si128((const __m128i *)k512);
 
-			x2 = _mm_loadu_si128((const __m128i *)p);
-			x3 = _mm_loadu_si128((const __m128i *)(p + 16));
-			p += 32;
-			for (i = 4; i + 4 <= n; i += 4, p += 64) {
-				x0 = _mm_xor_si128(fold(x0, k), _mm_loadu_si128((const __m128i *)p));
-				x1 = _mm_xor_si128(fold(x1, k),
-						   _mm_loadu_si128((const __m128i *)(p + 16)));
-				x2 = _mm_xor_si128(fold(x2, k),
-						   _mm_loadu_si128((const __m128i *)(p + 32)));
-				x3 = _mm_xor_si128(fold(x3, k),
-						   _mm_loadu_si128((const __m128i *)(p + 48)));
+			x2 = block(p, 2, pad, mask);
+			x3 = block(p, 3, pad, mask);
+			for (i = 4; i + 4 <= n; i += 4) {
+				x0 = _mm_xor_si128(fold(x0, k), block(p, i, pad, mask));
+				x1 = _mm_xor_si128(fold(x1, k), block(p, i + 1, pad, mask));
+				x2 = _mm_xor_si128(fold(x2, k), block(p, i + 2, pad, mask));
+				x3 = _mm_xor_si128(fold(x3, k), block(p, i + 3, pad, mask));
 			}
 			/* The four lanes into one, each moved on by its distance. */
 			x0 = _mm_xor_si128(
@@ -103,9 +120,9 @@ crc_short(const uint8_t *p, uint32_t len)
 			x0 = _mm_xor_si128(fold(x0, _mm_load_si128((const __m128i *)k128)), x1);
 		}
 	}
-	for (; i < n; i++, p += 16)
+	for (; i < n; i++)
 		x0 = _mm_xor_si128(fold(x0, _mm_load_si128((const __m128i *)k128)),
-				   _mm_loadu_si128((const __m128i *)p));
+				   block(p, i, pad, mask));
 	/* 128 -> 64 bits. */
 	m3 = _mm_setr_epi32(~0, 0, ~0, 0);
 	t = _mm_clmulepi64_si128(x0, _mm_load_si128((const __m128i *)k128), 0x10);
@@ -121,6 +138,19 @@ crc_short(const uint8_t *p, uint32_t len)
 				 0x00);
 	x0 = _mm_xor_si128(x0, t);
 	return ~(uint32_t)_mm_extract_epi32(x0, 1);
+}
+
+/* The two instances, each with its mask known (none, or one). */
+CRC_TARGET static uint32_t
+crc_plain(const uint8_t *p, uint32_t len)
+{
+	return crc_short(p, len, NULL);
+}
+
+CRC_TARGET static uint32_t
+crc_masked(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
+{
+	return crc_short(p, len, mask);
 }
 
 bool
@@ -145,7 +175,25 @@ droce_crc32(const void *p, uint32_t len)
 {
 #ifdef RTE_ARCH_X86
 	if (crc_short_ok && len >= 16 && len < SHORT_MAX)
-		return crc_short(p, len);
+		return crc_plain(p, len);
 #endif
 	return rte_net_crc_calc(p, len, RTE_NET_CRC32_ETH);
+}
+
+uint32_t
+droce_crc32_masked(const void *p, uint32_t len, const struct droce_crc_mask *mask)
+{
+	uint8_t copy[DROCE_CRC_MASKED_MAX];
+	uint32_t i;
+
+	RTE_ASSERT(len < DROCE_CRC_MASKED_MAX);
+#ifdef RTE_ARCH_X86
+	if (crc_short_ok && len >= 16)
+		return crc_masked(p, len, mask);
+#endif
+	/* Without the short path: the ICRC's view in a copy. */
+	memcpy(copy, p, len);
+	for (i = 0; i < RTE_MIN(len, (uint32_t)DROCE_CRC_MASK_LEN); i++)
+		copy[i] |= mask->b[16 + i];
+	return rte_net_crc_calc(copy, len, RTE_NET_CRC32_ETH);
 }

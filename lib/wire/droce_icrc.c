@@ -9,14 +9,16 @@
  *   || everything after the BTH up to the ICRC.
  * The CRC is sent little-endian.
  *
- * droce_crc32() (droce_crc.c: rte_net_crc for long runs) takes one
- * contiguous buffer and no seed, so rather than feed it a masked copy of
- * the headers, the masked bytes are written in place
+ * A short frame in one segment without IP options (most frames) goes
+ * through droce_crc32_masked(), which sets the masked bits as it reads
  * (the 8 bytes before the IP header belong to the Ethernet header and
- * become the ones), the whole frame goes through one call, and the saved
+ * read as the ones). Others: droce_crc32() (rte_net_crc for long runs)
+ * takes one contiguous buffer and no seed, so the masked bytes are
+ * written in place, the whole frame goes through one call, and the saved
  * bytes are put back. Chained mbufs get one call per segment, joined as
  * zlib's crc32_combine() does (icrc_join()).
  */
+#include <stddef.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -31,6 +33,46 @@
 /* The most bytes masking touches: LRH, IPv4 with options (or IPv6), UDP, BTH. */
 #define ICRC_MASK_MAX (ICRC_LRH_LEN + 60 + sizeof(struct rte_udp_hdr) + \
 		       sizeof(struct droce_bth))
+
+/*
+ * What the masking does to a frame without IP options, as a mask from
+ * the LRH's first byte for droce_crc32_masked(): runs shorter than
+ * DROCE_CRC_MASKED_MAX in one segment (the common frame) take it instead
+ * of the masking in place.
+ */
+#define ONES(off) [16 + (off)] = 0xff
+#define LRH_ONES ONES(0), ONES(1), ONES(2), ONES(3), ONES(4), ONES(5), ONES(6), ONES(7)
+#define V4_UDP (ICRC_LRH_LEN + sizeof(struct rte_ipv4_hdr))
+#define V6_UDP (ICRC_LRH_LEN + sizeof(struct rte_ipv6_hdr))
+#define BTH_RESV8A (sizeof(struct rte_udp_hdr) + offsetof(struct droce_bth, resv8a))
+
+static const struct droce_crc_mask icrc_mask_v4 = { .b = {
+	LRH_ONES,
+	ONES(ICRC_LRH_LEN + offsetof(struct rte_ipv4_hdr, type_of_service)),
+	ONES(ICRC_LRH_LEN + offsetof(struct rte_ipv4_hdr, time_to_live)),
+	ONES(ICRC_LRH_LEN + offsetof(struct rte_ipv4_hdr, hdr_checksum)),
+	ONES(ICRC_LRH_LEN + offsetof(struct rte_ipv4_hdr, hdr_checksum) + 1),
+	ONES(V4_UDP + offsetof(struct rte_udp_hdr, dgram_cksum)),
+	ONES(V4_UDP + offsetof(struct rte_udp_hdr, dgram_cksum) + 1),
+	ONES(V4_UDP + BTH_RESV8A),
+} };
+
+static const struct droce_crc_mask icrc_mask_v6 = { .b = {
+	LRH_ONES,
+	/* Traffic class and flow label, keeping the version. */
+	[16 + ICRC_LRH_LEN] = 0x0f, ONES(ICRC_LRH_LEN + 1), ONES(ICRC_LRH_LEN + 2),
+	ONES(ICRC_LRH_LEN + 3),
+	ONES(ICRC_LRH_LEN + offsetof(struct rte_ipv6_hdr, hop_limits)),
+	ONES(V6_UDP + offsetof(struct rte_udp_hdr, dgram_cksum)),
+	ONES(V6_UDP + offsetof(struct rte_udp_hdr, dgram_cksum) + 1),
+	ONES(V6_UDP + BTH_RESV8A),
+} };
+
+const struct droce_crc_mask *
+droce_icrc_mask(bool ipv6)
+{
+	return ipv6 ? &icrc_mask_v6 : &icrc_mask_v4;
+}
 
 /* Where the ICRC of a frame starts and ends, from its own IP header. */
 struct icrc_span {
@@ -84,8 +126,11 @@ icrc_span(const struct rte_mbuf *m, uint16_t l3_off, struct icrc_span *s)
 	return s->end <= rte_pktmbuf_pkt_len(m);
 }
 
-void
-droce_icrc_mask_l3(uint8_t *ip, bool ipv6, unsigned ip_hdr_len)
+/* Mask the headers before the BTH of a frame whose IP header (of @p
+ * ip_hdr_len bytes) is at @p ip: the 8 bytes before it (the LRH) and the
+ * fields routers change become ones, and the UDP checksum after it. */
+static void
+icrc_mask_l3(uint8_t *ip, bool ipv6, unsigned ip_hdr_len)
 {
 	memset(ip - ICRC_LRH_LEN, 0xff, ICRC_LRH_LEN);
 	if (ipv6) {
@@ -109,7 +154,7 @@ icrc_mask(uint8_t *p, const struct icrc_span *s)
 {
 	uint8_t *ip = p + s->start + ICRC_LRH_LEN;
 
-	droce_icrc_mask_l3(ip, s->ipv6, s->l4_off - (s->start + ICRC_LRH_LEN));
+	icrc_mask_l3(ip, s->ipv6, s->l4_off - (s->start + ICRC_LRH_LEN));
 	((struct droce_bth *)(p + s->l4_off + sizeof(struct rte_udp_hdr)))->resv8a = 0xff;
 }
 
@@ -162,6 +207,11 @@ icrc_compute(struct rte_mbuf *m, const struct icrc_span *s)
 	const struct rte_mbuf *seg;
 	uint32_t crc, left;
 
+	if (s->end <= first_len && s->end - s->start < DROCE_CRC_MASKED_MAX &&
+	    mask_len == (s->ipv6 ? V6_UDP : V4_UDP) + sizeof(struct rte_udp_hdr) +
+			sizeof(struct droce_bth))
+		return droce_crc32_masked(p + s->start, s->end - s->start,
+					  droce_icrc_mask(s->ipv6));
 	memcpy(saved, p + s->start, mask_len);
 	icrc_mask(p, s);
 	if (s->end <= first_len) {

@@ -451,12 +451,11 @@ unsigned droce_l3_hdr_write(struct rte_mbuf *m, const struct droce_l3_addr *a,
 			    uint32_t l4_payload_len);
 
 /**
- * Mask, as the ICRC sees them, the headers before the BTH of a frame whose
- * IP header (of @p ip_hdr_len bytes, IPv6 if @p ipv6) is at @p ip: the 8
- * bytes before it (the LRH) and the fields routers change become ones,
- * and the UDP checksum after it.
+ * The ICRC's masking of a frame without IP options (IPv6 if @p ipv6) as
+ * a mask for droce_crc32_masked() over the frame from the LRH's place
+ * (the 8 bytes before the IP header) on.
  */
-void droce_icrc_mask_l3(uint8_t *ip, bool ipv6, unsigned ip_hdr_len);
+const struct droce_crc_mask *droce_icrc_mask(bool ipv6);
 
 /** droce_l3_hdr_write() into the buffer @p p (droce_l3_hdr_len() bytes). */
 unsigned droce_l3_hdr_write_buf(uint8_t *p, const struct droce_l3_addr *a,
@@ -500,6 +499,35 @@ bool droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off);
  * long ones. droce_crc32_init() (called by droce_icrc_init()) chooses.
  */
 uint32_t droce_crc32(const void *p, uint32_t len);
+
+/** The first bytes of a run droce_crc32_masked() can set bits in. */
+#define DROCE_CRC_MASK_LEN 64
+/** droce_crc32_masked() takes runs shorter than this. */
+#define DROCE_CRC_MASKED_MAX 256
+
+/**
+ * Bits to set in the first DROCE_CRC_MASK_LEN bytes of a run before its
+ * CRC: byte i of the mask at b[16 + i], with 16 zero bytes on each side
+ * (so a 16-byte load at any block offset of a run finds its bytes).
+ * Build one with droce_crc_mask_set().
+ */
+struct droce_crc_mask {
+	uint8_t b[16 + DROCE_CRC_MASK_LEN + 16];
+};
+
+/** Set the bits @p bits in byte @p off (< DROCE_CRC_MASK_LEN) of @p mask. */
+static inline void
+droce_crc_mask_set(struct droce_crc_mask *mask, unsigned off, uint8_t bits)
+{
+	mask->b[16 + off] |= bits;
+}
+
+/**
+ * droce_crc32() of the @p len bytes at @p p (@p len < DROCE_CRC_MASKED_MAX)
+ * as if each byte i < DROCE_CRC_MASK_LEN were ORed with the mask's byte i;
+ * @p p is only read. Every set bit of @p mask must lie within @p len.
+ */
+uint32_t droce_crc32_masked(const void *p, uint32_t len, const struct droce_crc_mask *mask);
 
 /**
  * See whether the CPU runs droce_crc32()'s short path (PCLMULQDQ, SSE4.1,

@@ -63,6 +63,81 @@ START_TEST(test_droce_crc32_is_zlib)
 }
 END_TEST
 
+/* zlib's CRC of @p len bytes at @p p with @p mask ORed into them. */
+static uint32_t
+crc_of_masked(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
+{
+	uint8_t copy[DROCE_CRC_MASKED_MAX];
+
+	memcpy(copy, p, len);
+	for (uint32_t i = 0; i < len && i < DROCE_CRC_MASK_LEN; i++)
+		copy[i] |= mask->b[16 + i];
+	return (uint32_t)crc32(0, copy, len);
+}
+
+/* droce_crc32_masked() is zlib's CRC of the masked bytes at every length
+ * and alignment, with masks on every byte it can set bits in (only where
+ * the run has them), and leaves the run as it was. */
+START_TEST(test_droce_crc32_masked)
+{
+	static uint8_t buf[DROCE_CRC_MASKED_MAX + 64], before[sizeof(buf)];
+	struct droce_crc_mask mask;
+	uint8_t bits[DROCE_CRC_MASK_LEN];
+
+	droce_crc32_init();
+	fill_random(buf, sizeof(buf), 1812433253u);
+	fill_random(bits, sizeof(bits), 2654435761u);
+	memcpy(before, buf, sizeof(buf));
+	for (uint32_t len = 16; len < DROCE_CRC_MASKED_MAX; len++) {
+		memset(&mask, 0, sizeof(mask));
+		for (uint32_t i = 0; i < len && i < DROCE_CRC_MASK_LEN; i++)
+			droce_crc_mask_set(&mask, i, bits[(i + len) % DROCE_CRC_MASK_LEN]);
+		for (uint32_t off = 0; off < 64; off += 7)
+			ck_assert_uint_eq(droce_crc32_masked(buf + off, len, &mask),
+					  crc_of_masked(buf + off, len, &mask));
+	}
+	ck_assert_mem_eq(buf, before, sizeof(buf));
+}
+END_TEST
+
+/* The ICRC's masks for droce_crc32_masked() set the bits the masking in
+ * place does (what the frames of the vectors and of rxe are checked
+ * with): a frame whose ICRC is checked both ways, IPv4 and IPv6. */
+START_TEST(test_icrc_masks)
+{
+	struct droce_l3_addr a;
+
+	for (int v6 = 0; v6 < 2; v6++) {
+		static uint8_t l4[64];
+		struct rte_mbuf *m, *c;
+		struct droce_pkt pkt;
+		uint32_t cuts[1];
+
+		test_addr(&a, v6 != 0, 0);
+		/* Bits in every masked field: the TTL, the class, FECN and BECN. */
+		a.ttl = 0x5a;
+		a.tclass = 0xa6;
+		a.flow_label = 0x12345;
+		droce_bth_set((struct droce_bth *)l4, DROCE_OP_SEND_ONLY, false, 0,
+			      DROCE_PKEY_DEFAULT, 0x123456, true, 0x654321);
+		((struct droce_bth *)l4)->resv8a = 0xc0;
+		fill_random(l4 + sizeof(struct droce_bth), 16, 3u);
+		m = test_build(&a, l4, sizeof(struct droce_bth) + 16);
+		ck_assert_int_eq(droce_pkt_parse(m, &pkt, false), DROCE_PARSE_OK);
+		ck_assert(droce_icrc_check(m, pkt.l3_off));
+		/* The same frame with its last byte in a segment of its own
+		 * takes the masking in place; both agree with the ICRC. */
+		cuts[0] = rte_pktmbuf_pkt_len(m) - 1;
+		c = test_mbuf_split(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_pkt_len(m),
+				    cuts, 1);
+		ck_assert_uint_eq(droce_icrc_calc(c, pkt.l3_off), droce_icrc_calc(m, pkt.l3_off));
+		ck_assert(droce_icrc_check(c, pkt.l3_off));
+		rte_pktmbuf_free(c);
+		rte_pktmbuf_free(m);
+	}
+}
+END_TEST
+
 /* The whole frame of @p m equals @p d: the ICRC put every byte back. */
 static void
 assert_frame(const struct rte_mbuf *m, const uint8_t *d, uint32_t len)
@@ -329,6 +404,8 @@ suite_icrc(void)
 
 	tcase_add_test(tc, test_crc_is_zlib);
 	tcase_add_test(tc, test_droce_crc32_is_zlib);
+	tcase_add_test(tc, test_droce_crc32_masked);
+	tcase_add_test(tc, test_icrc_masks);
 	tcase_add_test(tc, test_chained);
 	tcase_add_test(tc, test_append);
 	tcase_add_test(tc, test_build_frames);
