@@ -19,70 +19,9 @@ if [[ ! -x $exe ]]; then
 	exit 1
 fi
 
-# shellcheck source=tests/common/pair_env.sh
-source "$(dirname "$0")/../common/pair_env.sh"
-pair_setup perf-test
-sock=$tmp/memif.sock
-failures=0
-runs=0
-
-fail() {
-	echo "run_perf: FAIL: $*" >&2
-	failures=$((failures + 1))
-}
-
-eal() { # ROLE CPU
-	echo "-l $2 $mem --no-pci --no-telemetry" \
-	     "--vdev=net_memif0,role=$1,socket=$sock,socket-abstract=no,bsize=${bsize:-4352}"
-}
-
-# side ROLE NAME [perf options...]: start one side in the background
-# (its pid in $side_pid); outputs go to $tmp/NAME.ROLE.{out,err}.
-side() {
-	local role=$1 name=$2 cpu=0 ip=10.0.0.1 mac=02:00:00:00:00:01 addr=()
-	shift 2
-	if [[ $role == client ]]; then
-		cpu=$client_cpu ip=10.0.0.2 mac=02:00:00:00:00:02 addr=(127.0.0.1)
-	fi
-	# shellcheck disable=SC2046
-	timeout 120 "$exe" $(eal "$role" "$cpu") -- -p "$tcp_port" --ip "$ip/24" --mac "$mac" \
-		"$@" "${addr[@]}" >"$tmp/$name.$role.out" 2>"$tmp/$name.$role.err" &
-	side_pid=$!
-	pids+=("$side_pid")
-}
-
-# start_server NAME [options...]: and wait for its memif socket (the memif
-# client connects once, when it starts: the socket must be there first).
-start_server() {
-	local i
-	rm -f "$sock"
-	side server "$@"
-	for (( i = 0; i < 300; i++ )); do
-		[[ -S $sock ]] && break
-		kill -0 "$side_pid" 2>/dev/null || break
-		sleep 0.05
-	done
-}
-
-# pair NAME [perf options...]: one server/client pair with the same
-# options. Returns 0 when both exit 0.
-pair() {
-	local name=$1 s c rs rc
-	runs=$((runs + 1))
-	start_server "$@"
-	s=$side_pid
-	side client "$@"
-	c=$side_pid
-	wait "$c"; rc=$?
-	wait "$s"; rs=$?
-	pids=()
-	if (( rc != 0 || rs != 0 )); then
-		fail "$name: client exit $rc, server exit $rs"
-		grep -hv '^EAL' "$tmp/$name.client.err" "$tmp/$name.server.err" | tail -n 8 >&2
-		return 1
-	fi
-	return 0
-}
+me=run_perf
+# shellcheck source=tests/perf/perf_pairs.sh
+source "$(dirname "$0")/perf_pairs.sh"
 
 # table NAME SIDE SIZE HEADER: SIDE's output has the header and a row for SIZE.
 table() {
