@@ -82,7 +82,7 @@ droce_port_rx_verify(struct droce_port *p, uint16_t q, struct rte_mbuf *m, uint6
 	const struct droce_pkt *pkt = droce_pkt_of(m);
 	struct droce_port_queue *pq = &p->q[q];
 
-	if (!droce_icrc_check(m, pkt->l3_off)) {
+	if (!droce_icrc_check_pkt(m, pkt)) {
 		DROCE_STAT_ADD(pq, rx_bad_icrc, 1);
 		return false;
 	}

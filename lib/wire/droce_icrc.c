@@ -280,6 +280,24 @@ droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off)
 	return rte_le_to_cpu_32(wire) == icrc_compute(m, &s);
 }
 
+bool
+droce_icrc_check_pkt(struct rte_mbuf *m, const struct droce_pkt *pkt)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t start = pkt->l3_off - ICRC_LRH_LEN;
+	uint32_t end = pkt->payload_off + pkt->payload_len + pkt->pad;
+	uint32_t wire;
+
+	/* The common frame: short, in one segment with its ICRC, no IP options. */
+	if (end + DROCE_ICRC_LEN <= rte_pktmbuf_data_len(m) && end - start < DROCE_CRC_MASKED_MAX &&
+	    pkt->l4_off == pkt->l3_off + (pkt->ipv6 ? V6_UDP : V4_UDP) - ICRC_LRH_LEN) {
+		memcpy(&wire, p + end, sizeof(wire));
+		return rte_le_to_cpu_32(wire) ==
+		       droce_crc32_masked(p + start, end - start, droce_icrc_mask(pkt->ipv6));
+	}
+	return droce_icrc_check(m, pkt->l3_off);
+}
+
 const char *
 droce_icrc_init(void)
 {

@@ -493,6 +493,13 @@ int droce_icrc_append(struct rte_mbuf *m, uint16_t l3_off);
 bool droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off);
 
 /**
+ * droce_icrc_check() of a frame droce_pkt_parse() accepted as @p pkt,
+ * with the offsets and lengths the parse found rather than the IP
+ * header's again.
+ */
+bool droce_icrc_check_pkt(struct rte_mbuf *m, const struct droce_pkt *pkt);
+
+/**
  * CRC-32 of @p len bytes at @p p, the Ethernet polynomial (what
  * rte_net_crc_calc(p, len, RTE_NET_CRC32_ETH) and zlib's crc32() return):
  * droce's own for short runs, whose latency is lower, rte_net_crc's for

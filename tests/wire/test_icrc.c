@@ -132,7 +132,22 @@ START_TEST(test_icrc_masks)
 				    cuts, 1);
 		ck_assert_uint_eq(droce_icrc_calc(c, pkt.l3_off), droce_icrc_calc(m, pkt.l3_off));
 		ck_assert(droce_icrc_check(c, pkt.l3_off));
+		ck_assert(droce_icrc_check_pkt(c, &pkt));
 		rte_pktmbuf_free(c);
+		/* A bit changed in any byte the ICRC covers is caught, in none it masks. */
+		for (uint32_t i = 0; i < rte_pktmbuf_pkt_len(m); i++) {
+			uint8_t *b = rte_pktmbuf_mtod_offset(m, uint8_t *, i);
+			bool masked = i < pkt.l3_off - 8u ||
+				      droce_icrc_mask(v6 != 0)->b[16 + i - (pkt.l3_off - 8u)] == 0xff;
+
+			if (i >= pkt.l3_off - 8u && i - (pkt.l3_off - 8u) < DROCE_CRC_MASK_LEN &&
+			    droce_icrc_mask(v6 != 0)->b[16 + i - (pkt.l3_off - 8u)] == 0x0f)
+				continue; /* the IPv6 version nibble: half of it counts */
+			*b ^= 0x01;
+			ck_assert_int_eq(droce_icrc_check_pkt(m, &pkt), masked);
+			ck_assert_int_eq(droce_icrc_check(m, pkt.l3_off), masked);
+			*b ^= 0x01;
+		}
 		rte_pktmbuf_free(m);
 	}
 }
@@ -164,6 +179,7 @@ check_split(const uint8_t *d, uint32_t len, const struct droce_pkt *want,
 	if (first >= want->bth_off + sizeof(struct droce_bth)) {
 		ck_assert_uint_eq(droce_icrc_calc(m, want->l3_off), icrc);
 		ck_assert(droce_icrc_check(m, want->l3_off));
+		ck_assert(droce_icrc_check_pkt(m, want));
 	} else {
 		/* The masked headers must be in the first segment. */
 		ck_assert(!droce_icrc_check(m, want->l3_off));
