@@ -9,17 +9,11 @@
 # (docs/architecture.md, "A process's transport dies with it") fails it.
 # Build with AddressSanitizer to see such a crash for what it is.
 #
-# Usage: exit_stress.sh BUILD_DIR [PAIRS]   (default 40: about 4 minutes)
+# Usage: exit_stress.sh BUILD_DIR [PAIRS]   (default 40: 2-4 minutes)
 set -uo pipefail
 
 build=${1:?usage: exit_stress.sh BUILD_DIR [PAIRS]}
 n=${2:-40}
-exe=$build/apps/droce-perf/droce-perf
-if [[ ! -x $exe ]]; then
-	echo "exit_stress: $exe is not built" >&2
-	exit 1
-fi
-
 me=exit_stress
 # shellcheck source=tests/perf/perf_pairs.sh
 source "$(dirname "$0")/perf_pairs.sh"

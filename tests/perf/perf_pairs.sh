@@ -1,7 +1,14 @@
 # Functions for scripts that run droce-perf pairs over one memif link
-# (run_perf.sh, exit_stress.sh). Source it with $exe set to droce-perf and
-# $me to the script's name; it sets up the pair's environment
-# (tests/common/pair_env.sh) and counts $runs and $failures.
+# (run_perf.sh, exit_stress.sh). Source it with $build set to the build
+# folder and $me to the script's name; it finds droce-perf ($exe), sets up
+# the pair's environment (tests/common/pair_env.sh) and counts $runs and
+# $failures.
+
+exe=$build/apps/droce-perf/droce-perf
+if [[ ! -x $exe ]]; then
+	echo "$me: $exe is not built" >&2
+	exit 1
+fi
 
 # shellcheck source=tests/common/pair_env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../common/pair_env.sh"

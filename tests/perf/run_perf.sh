@@ -13,12 +13,6 @@
 set -uo pipefail
 
 build=${1:?usage: run_perf.sh BUILD_DIR}
-exe=$build/apps/droce-perf/droce-perf
-if [[ ! -x $exe ]]; then
-	echo "run_perf: $exe is not built" >&2
-	exit 1
-fi
-
 me=run_perf
 # shellcheck source=tests/perf/perf_pairs.sh
 source "$(dirname "$0")/perf_pairs.sh"
