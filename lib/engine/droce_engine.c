@@ -488,8 +488,10 @@ engine_iteration(struct droce_engine *e, bool rx, bool app)
 	return (int)(moved + served);
 }
 
+/* One iteration, if no other thread is running one. @p woken: a QP a
+ * post found idle, put on the active list first. */
 static int
-engine_run(struct droce_engine *e, bool rx, bool app)
+engine_run(struct droce_engine *e, bool rx, bool app, struct droce_qp *woken)
 {
 	uint32_t idle = 0;
 	int work;
@@ -498,6 +500,8 @@ engine_run(struct droce_engine *e, bool rx, bool app)
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return -EBUSY;
 	rte_rcu_qsbr_thread_online(e->rcu, e->rcu_id);
+	if (woken != NULL)
+		engine_activate(e, woken, true);
 	work = engine_iteration(e, rx, app);
 	/* For TSan: pairs with droce_dev_sync() (the grace period's own
 	 * atomics are inside DPDK, which it does not see). */
@@ -510,13 +514,23 @@ engine_run(struct droce_engine *e, bool rx, bool app)
 int
 droce_engine_poll(struct droce_engine *e)
 {
-	return engine_run(e, true, true);
+	return engine_run(e, true, true, NULL);
 }
 
 int
 droce_engine_send(struct droce_engine *e)
 {
-	return engine_run(e, false, true);
+	return engine_run(e, false, true, NULL);
+}
+
+int
+droce_engine_send_woken(struct droce_engine *e, struct droce_qp *qp)
+{
+	int rc = engine_run(e, false, true, qp);
+
+	if (rc == -EBUSY)
+		droce_engine_kick(e, qp);
+	return rc;
 }
 
 /* An iteration of the engine's own runner (progress thread, service
@@ -524,7 +538,7 @@ droce_engine_send(struct droce_engine *e)
 static int
 engine_run_own(struct droce_engine *e)
 {
-	return engine_run(e, true, false);
+	return engine_run(e, true, false, NULL);
 }
 
 /* Sleep a little longer each time nothing happens, up to the limit;

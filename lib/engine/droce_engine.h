@@ -141,26 +141,36 @@ int droce_engine_poll(struct droce_engine *e);
  */
 int droce_engine_send(struct droce_engine *e);
 
+/**
+ * droce_engine_send() for @p qp, which a post found idle
+ * (droce_engine_doorbell()): holding the engine, the QP goes on its active
+ * list directly, without a kick through the ring (an exchange, a
+ * reference and a ring slot, then the engine's dequeue, all on a latency
+ * test's critical path). When another thread holds the engine, the QP is
+ * kicked instead, and that thread or the next serves it.
+ * @return as droce_engine_poll().
+ */
+int droce_engine_send_woken(struct droce_engine *e, struct droce_qp *qp);
+
 /** Tell the engine @p qp has new work. Any thread; cheap when already told. */
 void droce_engine_kick(struct droce_engine *e, struct droce_qp *qp);
 
 /**
- * A poster published new send WQEs of @p qp (sq.prod): kick the engine
- * only when the QP is off its active list. The engine serves an active
- * QP's new WQEs without being told, so the common post costs one fence
- * and a read of a line the engine rarely writes. The fence pairs with
- * the one the engine makes before it lets a QP go (engine_qp_stays()):
- * either the engine sees the new WQEs, or the poster sees the QP idle.
- * @return true when it kicked (the QP was idle).
+ * A poster published new send WQEs of @p qp (sq.prod): is the QP off its
+ * engine's active list, so that the engine must be told? The engine
+ * serves an active QP's new WQEs without being told, so the common post
+ * costs one fence and a read of a line the engine rarely writes. The
+ * fence pairs with the one the engine makes before it lets a QP go
+ * (engine_qp_stays()): either the engine sees the new WQEs, or the poster
+ * sees the QP idle.
+ * @return true when the QP is idle: the caller kicks it, or sends with
+ * droce_engine_send_woken().
  */
 static inline bool
-droce_engine_doorbell(struct droce_engine *e, struct droce_qp *qp)
+droce_engine_doorbell(const struct droce_qp *qp)
 {
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (!__atomic_load_n(&qp->idle, __ATOMIC_RELAXED))
-		return false;
-	droce_engine_kick(e, qp);
-	return true;
+	return __atomic_load_n(&qp->idle, __ATOMIC_RELAXED) != 0;
 }
 
 /**

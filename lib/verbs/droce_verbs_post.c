@@ -108,13 +108,22 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 void
 droce_post_ring(struct droce_qp *qp, bool due)
 {
+	struct droce_engine *e = qp->engine;
+
 	/* An active QP's new WQEs go out in the engine's next iteration, with
 	 * whatever else is due: running one here per post would pay its fixed
 	 * cost per WQE. Only a QP the doorbell woke gets one at once, or one
 	 * with a batch of WQEs waiting, and only its sending half: the
-	 * application polls for what comes back. */
-	if (droce_engine_doorbell(qp->engine, qp) || due)
-		droce_engine_nudge_send(qp->engine);
+	 * application polls for what comes back. A QP that the engine's own
+	 * runner serves is kicked. */
+	if (droce_engine_doorbell(qp)) {
+		if (droce_engine_wants_help(e))
+			droce_engine_send_woken(e, qp);
+		else
+			droce_engine_kick(e, qp);
+	} else if (due) {
+		droce_engine_nudge_send(e);
+	}
 }
 
 int
