@@ -380,23 +380,39 @@ engine_flush_tx(struct droce_engine *e)
 	return sent;
 }
 
-/* An iteration that moved @p frames, from @p start to @p end: its cycles, and those
- * its burst calls took (the port's totals were @p rx0 and @p tx0 at the
- * start). One that took too long was preempted: it would count another
+/* Time this iteration? One in DROCE_ENGINE_TIME_EVERY, picked by a
+ * xorshift: a fixed period could line up with the workload's own (a
+ * ping-pong alternates a post's iteration and a poll's). */
+static bool
+engine_timed(struct droce_engine *e)
+{
+	uint32_t x = e->time_rng;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	e->time_rng = x;
+	return (x & e->time_mask) == 0;
+}
+
+/* A timed iteration that moved @p frames, from @p start to @p end: its
+ * cycles, and those its burst calls took (the port's totals were @p rx0
+ * and @p tx0 at the start), each counted for the iterations it stands
+ * for. One that took too long was preempted: it would count another
  * thread's time. */
 static void
 engine_count_busy(struct droce_engine *e, uint64_t start, uint64_t end, uint64_t rx0,
 		  uint64_t tx0, unsigned frames)
 {
-	uint64_t busy = end - start;
+	uint64_t busy = end - start, per = (uint64_t)e->time_mask + 1;
 
 	if (busy > e->long_base + frames * e->long_frame) {
-		e->stats.long_iterations++;
+		e->stats.long_iterations += per;
 		return;
 	}
-	e->stats.busy_cycles += busy;
-	e->stats.rx_burst_cycles += e->burst->rx - rx0;
-	e->stats.tx_burst_cycles += e->burst->tx - tx0;
+	e->stats.busy_cycles += busy * per;
+	e->stats.rx_burst_cycles += (e->burst->rx - rx0) * per;
+	e->stats.tx_burst_cycles += (e->burst->tx - tx0) * per;
 	droce_stage_commit(&e->tx.stage, &e->stats.stage, e->burst->rx - rx0, e->burst->tx - tx0);
 }
 
@@ -439,8 +455,10 @@ engine_iteration(struct droce_engine *e, bool rx, bool app)
 	uint64_t start, end, rx0 = e->burst->rx, tx0 = e->burst->tx;
 	uint16_t n = 0, i, left;
 	unsigned moved, served;
+	bool timed = engine_timed(e);
 
 	e->stats.iterations++;
+	e->burst->timed = timed;
 	start = rte_get_tsc_cycles();
 	e->tx.now = start;
 	__atomic_store_n(&e->beat_tsc, start, __ATOMIC_RELAXED);
@@ -453,7 +471,7 @@ engine_iteration(struct droce_engine *e, bool rx, bool app)
 	/* The TSC just read starts the RX burst's time, unless TX took some. */
 	if (rx)
 		n = droce_port_rx(e->port, e->queue, pkts, RX_BURST,
-				  moved != 0 ? rte_get_tsc_cycles() : start);
+				  moved != 0 && timed ? rte_get_tsc_cycles() : start);
 	e->rx_qpn = UINT32_MAX;
 	engine_count_rx(e, pkts, n);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_rx);
@@ -482,9 +500,11 @@ engine_iteration(struct droce_engine *e, bool rx, bool app)
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_tx);
 	/* Busy means frames moved: a QP waiting for its ACK is served in
 	 * every iteration, and that is polling. */
-	if (moved > 0)
+	if (moved > 0 && timed)
 		engine_count_busy(e, start, e->burst->tx_end != end ? e->burst->tx_end :
 				  rte_get_tsc_cycles(), rx0, tx0, moved);
+	/* Burst calls outside iterations (a stopping engine's drain) are not timed. */
+	e->burst->timed = false;
 	return (int)(moved + served);
 }
 
@@ -675,6 +695,8 @@ droce_engine_create(struct droce_port *port, uint16_t queue, struct droce_num_ta
 	e->long_frame = rte_get_tsc_hz() / 1000000 * LONG_FRAME_US;
 	e->tx.srqt = srqt;
 	e->tx.stage.on = getenv("DROCE_STAGE_CYCLES") != NULL;
+	e->time_rng = 0x9e3779b9u ^ queue;
+	e->time_mask = e->tx.stage.on ? 0 : DROCE_ENGINE_TIME_EVERY - 1;
 	snprintf(rname, sizeof(rname), "%s_kick", name);
 	e->kicks = rte_ring_create(rname, rte_align32pow2(qpt->max + 1), SOCKET_ID_ANY,
 				   RING_F_SC_DEQ);

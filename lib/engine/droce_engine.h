@@ -38,6 +38,10 @@
 extern "C" {
 #endif
 
+/** One engine iteration in this many (a power of two) is timed for the
+ *  cycle counters of struct droce_engine_stats. */
+#define DROCE_ENGINE_TIME_EVERY 8
+
 /** Engine counters (per port queue). */
 struct droce_engine_stats {
 	uint64_t iterations;
@@ -48,7 +52,12 @@ struct droce_engine_stats {
 	struct droce_zc_stats zc;    /**< payloads sent from the region or copied, and why */
 	/* What the engine costs, per unit of work: TSC cycles of the
 	 * iterations that moved frames (in or out), and of those the cycles
-	 * the port's burst calls took; busy minus both is droce's own. */
+	 * the port's burst calls took; busy minus both is droce's own. The
+	 * four are estimates from a sample: one iteration in
+	 * DROCE_ENGINE_TIME_EVERY, picked at random, is timed and counts that
+	 * many times (every one with DROCE_STAGE_CYCLES). The TSC reads of a
+	 * timed iteration cost as much as a frame's header (20-40 cycles
+	 * each, three or four per iteration). */
 	uint64_t busy_cycles;        /**< TSC cycles of iterations that moved frames */
 	uint64_t rx_burst_cycles;    /**< of those, inside rte_eth_rx_burst() */
 	uint64_t tx_burst_cycles;    /**< of those, inside rte_eth_tx_burst() */
@@ -98,7 +107,9 @@ struct droce_engine {
 	/** Staged frames an application's poll held back: ACKs that leave
 	 *  with the next entry's frames (engine_hold_acks()). */
 	uint16_t tx_held;
-	const struct droce_port_cycles *burst; /**< the port's burst cycle totals */
+	struct droce_port_cycles *burst; /**< the port's burst cycle totals */
+	uint32_t time_rng;           /**< xorshift state: which iterations are timed */
+	uint32_t time_mask;          /**< timed when (rng & mask) == 0 */
 	uint64_t long_base, long_frame; /**< an iteration longer than base + frame per frame is not counted busy */
 	uint32_t service_id;
 	/* progress thread */

@@ -373,8 +373,8 @@ droce_port_link_mbps(const struct droce_port *p)
 	return link.link_speed;
 }
 
-const struct droce_port_cycles *
-droce_port_cycles(const struct droce_port *p, uint16_t q)
+struct droce_port_cycles *
+droce_port_cycles(struct droce_port *p, uint16_t q)
 {
 	return &p->q[q].cycles;
 }

@@ -332,13 +332,17 @@ struct droce_port_stats {
  * the port's and not droce's. Running totals written by the engine thread
  * in droce_port_rx()/droce_port_tx() and read by the same thread around
  * each engine iteration (no atomics); the engine counters carry them to
- * other threads. One per queue.
+ * other threads. One per queue. Only the calls made while @ref timed is
+ * set are counted (the engine times a sample of its iterations), and an
+ * RX burst that brought nothing is not.
  */
 struct droce_port_cycles {
+	/** Time the burst calls (set by the engine for the iterations it times). */
+	bool timed;
 	uint64_t rx;                 /**< inside rte_eth_rx_burst() */
 	uint64_t tx;                 /**< inside rte_eth_tx_burst() */
-	/** The TSC when the last rte_eth_tx_burst() returned: an engine whose
-	 *  iteration ends with it needs no TSC read of its own. */
+	/** The TSC when the last timed rte_eth_tx_burst() returned: an
+	 *  engine whose iteration ends with it needs no TSC read of its own. */
 	uint64_t tx_end;
 };
 
@@ -441,7 +445,7 @@ const struct droce_cc_conf *droce_port_cc_conf(const struct droce_port *p);
 uint32_t droce_port_link_mbps(const struct droce_port *p);
 
 /** Queue @p q's burst cycle totals (for the engine thread that owns it). */
-const struct droce_port_cycles *droce_port_cycles(const struct droce_port *p, uint16_t q);
+struct droce_port_cycles *droce_port_cycles(struct droce_port *p, uint16_t q);
 
 /** The number of queues (engines) of the port. */
 uint16_t droce_port_nb_queues(const struct droce_port *p);

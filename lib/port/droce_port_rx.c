@@ -165,10 +165,11 @@ drop:
 	return false;
 }
 
-/* The ethdev's burst, timed from @p t0: its cycles are the port's, not
- * droce's. An empty one is not timed: a TSC read costs about as much as
- * the call (20-40 cycles), and an engine polling an idle port makes
- * little else; its time is charged to droce in an iteration that sends. */
+/* The ethdev's burst, timed from @p t0 when the engine times this
+ * iteration: its cycles are the port's, not droce's. An empty one is not
+ * timed: a TSC read costs about as much as the call (20-40 cycles), and an
+ * engine polling an idle port does little else; in an iteration that
+ * sends, its time is charged to droce. */
 static uint16_t
 rx_burst(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf **pkts, uint16_t n,
 	 uint64_t t0)
@@ -177,7 +178,8 @@ rx_burst(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf **pk
 
 	if (nb == 0)
 		return 0;
-	pq->cycles.rx += rte_get_tsc_cycles() - t0;
+	if (pq->cycles.timed)
+		pq->cycles.rx += rte_get_tsc_cycles() - t0;
 	/* A shared ethdev's RX queues take the application's mbufs. */
 	if (unlikely(p->shared))
 		return droce_port_adopt(p, pkts, nb);
