@@ -38,6 +38,15 @@
 extern "C" {
 #endif
 
+/** QPs an engine keeps by number between iterations (a power of two). */
+#define DROCE_ENGINE_QP_CACHE 64
+
+/** A QP an engine found by number. */
+struct droce_engine_qp_slot {
+	uint32_t qpn;                /**< 0: empty (no QP has number 0) */
+	struct droce_qp *qp;
+};
+
 /** One engine iteration in this many (a power of two) is timed for the
  *  cycle counters of struct droce_engine_stats. */
 #define DROCE_ENGINE_TIME_EVERY 8
@@ -95,11 +104,10 @@ struct droce_engine {
 	 *  cycles) spins on paper only: it lost its CPU. */
 	uint64_t stale_tsc;
 	struct rte_ring *kicks;      /**< QPs with new work, from any thread */
-	/** The QPN of the last received frame in this iteration, and its QP
-	 *  (or NULL): frames of a burst mostly go to one QP. UINT32_MAX
-	 *  (no QPN) at the start of each iteration. */
-	uint32_t rx_qpn;
-	struct droce_qp *rx_qp;
+	/** QPs found by number (engine_qp_lookup()), direct-mapped, kept
+	 *  while the QPN table's generation is @ref qpc_gen. */
+	struct droce_engine_qp_slot qpc[DROCE_ENGINE_QP_CACHE];
+	uint32_t qpc_gen;
 	TAILQ_HEAD(, droce_qp) active;
 	struct droce_tx tx;
 	uint64_t tx_stall_tsc;       /**< when the link last stopped taking frames; 0: it takes them */

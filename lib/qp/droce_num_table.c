@@ -111,8 +111,10 @@ droce_num_table_remove(struct droce_num_table *t, uint32_t num)
 
 	pthread_mutex_lock(&t->lock);
 	pos = rte_hash_del_key(t->hash, &num);
-	if (pos >= 0)
+	if (pos >= 0) {
 		t->count--;
+		__atomic_add_fetch(&t->gen, 1, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&t->lock);
 	return pos;
 }

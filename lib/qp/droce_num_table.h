@@ -38,6 +38,10 @@ struct droce_num_table {
 	uint32_t next;               /**< next QPN to try */
 	uint32_t max;                /**< most QPs at once */
 	uint32_t count;
+	/** Bumped by every removal (release): who keeps numbers' objects
+	 *  across RCU read-side sections (the engines' QP caches) drops them
+	 *  when it changes. */
+	uint32_t gen;
 };
 
 /** @return 0 or a negative errno. @p name must be unique in the process. */
