@@ -163,8 +163,15 @@ struct rte_mbuf *droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp,
  */
 int droce_av_route(struct droce_tx *tx, struct droce_av *av);
 
-/** Pointer to extension header @p h (or the payload) of a packet being built. */
-uint8_t *droce_tx_hdr(struct rte_mbuf *m, enum droce_hdr h);
+/** Pointer to extension header @p h (or the payload) of a packet being
+ *  built (inline: a few times per frame on the send path). */
+static inline uint8_t *
+droce_tx_hdr(struct rte_mbuf *m, enum droce_hdr h)
+{
+	uint8_t *bth = rte_pktmbuf_mtod_offset(m, uint8_t *, m->l2_len + m->l3_len + m->l4_len);
+
+	return bth + droce_opcode_table[bth[0]].off[h];
+}
 
 /** Append the ICRC and stage the packet. */
 void droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m);

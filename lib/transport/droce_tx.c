@@ -51,14 +51,6 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 	return m;
 }
 
-uint8_t *
-droce_tx_hdr(struct rte_mbuf *m, enum droce_hdr h)
-{
-	uint8_t *bth = rte_pktmbuf_mtod_offset(m, uint8_t *, m->l2_len + m->l3_len + m->l4_len);
-
-	return bth + droce_opcode_table[bth[0]].off[h];
-}
-
 void
 droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 {
