@@ -337,29 +337,6 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
  */
 #define TX_STALL_MS 250
 
-/* Count the frames staged since the last flush: the BTH and the length
- * say what each carries. Before the port sees them, as a PMD that copies
- * frees them inside its burst. */
-static void
-engine_count_tx(struct droce_engine *e)
-{
-	uint64_t msgs = 0, bytes = 0;
-	uint16_t i;
-
-	for (i = e->tx_counted; i < e->tx.n; i++) {
-		struct rte_mbuf *m = e->tx.pkts[i];
-		const uint8_t *bth = droce_tx_hdr(m, DROCE_HDR_BTH);
-		const struct droce_opcode_info *op = &droce_opcode_table[bth[0]];
-		uint32_t hdrs = (uint32_t)(bth - rte_pktmbuf_mtod(m, const uint8_t *)) + op->hdr_len +
-				droce_bth_pad((const struct droce_bth *)bth) + DROCE_ICRC_LEN;
-
-		msgs += (op->flags & (DROCE_OPF_LAST | DROCE_OPF_ACK)) == DROCE_OPF_LAST;
-		bytes += rte_pktmbuf_pkt_len(m) - hdrs;
-	}
-	e->stats.tx_msgs += msgs;
-	e->stats.tx_payload_bytes += bytes;
-}
-
 static void
 engine_count_rx(struct droce_engine *e, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -383,12 +360,10 @@ engine_flush_tx(struct droce_engine *e)
 
 	if (e->tx.n == 0)
 		return 0;
-	engine_count_tx(e);
 	sent = droce_port_tx(e->port, e->queue, e->tx.pkts, e->tx.n);
 	if (sent < e->tx.n)
 		memmove(e->tx.pkts, e->tx.pkts + sent, (e->tx.n - sent) * sizeof(e->tx.pkts[0]));
 	e->tx.n -= sent;
-	e->tx_counted = e->tx.n;
 	e->tx_held = 0; /* what is left is the full link's */
 	if (sent > 0 || e->tx.n == 0) {
 		e->tx_stall_tsc = 0;
@@ -398,7 +373,6 @@ engine_flush_tx(struct droce_engine *e)
 		e->stats.tx_stall_drops += e->tx.n;
 		rte_pktmbuf_free_bulk(e->tx.pkts, e->tx.n);
 		e->tx.n = 0;
-		e->tx_counted = 0;
 		e->tx_stall_tsc = 0;
 	}
 	return sent;
@@ -709,6 +683,8 @@ droce_engine_create(struct droce_port *port, uint16_t queue, struct droce_num_ta
 	e->tx.mp = droce_port_mempool(port);
 	e->tx.mrt = mrt;
 	e->tx.no_mbuf = &e->stats.tx_no_mbuf;
+	e->tx.msgs = &e->stats.tx_msgs;
+	e->tx.payload_bytes = &e->stats.tx_payload_bytes;
 	e->tx.rxs = &e->stats.rx;
 	e->tx.ccs = &e->stats.cc;
 	droce_cc_init(&e->tx.cc, droce_port_cc_conf(port), droce_port_link_mbps(port),

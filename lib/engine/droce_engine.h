@@ -111,7 +111,6 @@ struct droce_engine {
 	TAILQ_HEAD(, droce_qp) active;
 	struct droce_tx tx;
 	uint64_t tx_stall_tsc;       /**< when the link last stopped taking frames; 0: it takes them */
-	uint16_t tx_counted;         /**< staged frames already in the tx counters */
 	/** Staged frames an application's poll held back: ACKs that leave
 	 *  with the next entry's frames (engine_hold_acks()). */
 	uint16_t tx_held;

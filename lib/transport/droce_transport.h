@@ -128,6 +128,9 @@ struct droce_tx {
 	uint16_t n;
 	struct rte_mbuf *pkts[DROCE_TX_BURST];
 	uint64_t *no_mbuf;           /**< the engine's count of failed mbuf allocations */
+	/** The engine's counts of frames built that end a message (not ACKs),
+	 *  and of the payload bytes of all frames built (droce_tx_finish()). */
+	uint64_t *msgs, *payload_bytes;
 	struct droce_rx_stats *rxs;  /**< the engine's drop and NAK counters */
 	struct droce_cc cc;          /**< congestion control */
 	struct droce_cc_stats *ccs;  /**< the engine's congestion counters */

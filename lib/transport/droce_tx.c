@@ -54,6 +54,14 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 void
 droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 {
+	const uint8_t *bth = droce_tx_hdr(m, DROCE_HDR_BTH);
+	const struct droce_opcode_info *op = &droce_opcode_table[bth[0]];
+
+	/* Counted while the headers are at hand; the ICRC is not there yet. */
+	*tx->msgs += (op->flags & (DROCE_OPF_LAST | DROCE_OPF_ACK)) == DROCE_OPF_LAST;
+	*tx->payload_bytes += rte_pktmbuf_pkt_len(m) -
+			      (uint32_t)(bth - rte_pktmbuf_mtod(m, const uint8_t *)) - op->hdr_len -
+			      droce_bth_pad((const struct droce_bth *)bth);
 	droce_hdr_tmpl_finish(tx->tmpl, m);
 	tx->pkts[tx->n++] = m;
 }
