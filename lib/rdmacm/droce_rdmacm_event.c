@@ -12,7 +12,11 @@
  * not join, may be anywhere in it: in poll(), or on its way there after
  * the last event) sleeps on, as a read() on rdma-core's closed channel
  * fd does: the channel's memory stays for it, and it never returns into
- * freed memory or a closed fd. An event stays the application's until
+ * freed memory or a closed fd. A thread that has not entered yet when the
+ * channel goes (rping's, between its last event and its next call) finds
+ * the memory too: a destroyed channel is kept among the last
+ * CHANNEL_TOMBS destroyed ones, and freed only when a later one takes
+ * its place with no thread left inside it. An event stays the application's until
  * rdma_ack_cm_event(); rdma_destroy_id() waits for its ID's, as
  * rdma-core's does.
  */
@@ -25,6 +29,36 @@
 #include <unistd.h>
 
 #include "droce_rdmacm_priv.h"
+
+/* Destroyed channels kept for threads still on their way into them. */
+#define CHANNEL_TOMBS 64
+static struct cma_channel *tombs[CHANNEL_TOMBS];
+static unsigned tomb_next;
+static pthread_mutex_t tomb_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Keep @p c a while; free the channel it displaces, unless a thread came
+ * into that one after all (it sleeps there for good: channel_orphaned()). */
+static void
+channel_bury(struct cma_channel *c)
+{
+	struct cma_channel *old;
+	bool inside;
+
+	pthread_mutex_lock(&tomb_lock);
+	old = tombs[tomb_next];
+	tombs[tomb_next] = c;
+	tomb_next = (tomb_next + 1) % CHANNEL_TOMBS;
+	pthread_mutex_unlock(&tomb_lock);
+	if (old == NULL)
+		return;
+	pthread_mutex_lock(&old->lock);
+	inside = old->waiters != 0;
+	pthread_mutex_unlock(&old->lock);
+	if (inside)
+		return;
+	pthread_mutex_destroy(&old->lock);
+	free(old);
+}
 
 struct rdma_event_channel *
 rdma_create_event_channel(void)
@@ -65,8 +99,7 @@ rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	close(c->ch.fd);
 	if (orphans)
 		return; /* theirs now, for good (channel_orphaned()) */
-	pthread_mutex_destroy(&c->lock);
-	free(c);
+	channel_bury(c);
 }
 
 void

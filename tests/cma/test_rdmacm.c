@@ -9,6 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <unistd.h>
 #include <string.h>
 #include <arpa/inet.h>
 
@@ -314,6 +317,36 @@ START_TEST(ud_to_ourselves)
 }
 END_TEST
 
+static bool late_returned;
+
+static void *
+late_caller(void *arg)
+{
+	struct rdma_cm_event *ev;
+
+	rdma_get_cm_event(arg, &ev);
+	__atomic_store_n(&late_returned, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* rping's event thread, which the main thread does not join, may call
+ * rdma_get_cm_event() once more after the channel is gone: it must find
+ * the channel's memory (ASan tells) and wait there for good, as a read()
+ * on rdma-core's closed fd would block on. */
+START_TEST(late_caller_on_destroyed_channel)
+{
+	struct rdma_event_channel *gone = rdma_create_event_channel();
+	pthread_t t;
+
+	ck_assert_ptr_nonnull(gone);
+	rdma_destroy_event_channel(gone);
+	ck_assert_int_eq(pthread_create(&t, NULL, late_caller, gone), 0);
+	ck_assert_int_eq(pthread_detach(t), 0);
+	usleep(200 * 1000);
+	ck_assert(!__atomic_load_n(&late_returned, __ATOMIC_ACQUIRE));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -327,6 +360,7 @@ main(void)
 	tcase_add_test(tc, refused);
 	tcase_add_test(tc, destroyed_id_leaves_no_count);
 	tcase_add_test(tc, ud_to_ourselves);
+	tcase_add_test(tc, late_caller_on_destroyed_channel);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s);
 }
