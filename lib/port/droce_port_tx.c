@@ -103,14 +103,12 @@ tx_wire(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture 
 	loop = droce_port_mcast_copy(p, pkts, n, mcast);
 	if (p->drv_ctx.caps.tx_vlan_insert)
 		tx_vlan_offload(pkts, n);
+	t0 = pq->cycles.timed ? rte_get_tsc_cycles() : 0;
+	k = rte_eth_tx_burst(p->port_id, pq->qid, pkts, n);
+	/* the port's cycles, not droce's */
 	if (pq->cycles.timed) {
-		t0 = rte_get_tsc_cycles();
-		k = rte_eth_tx_burst(p->port_id, pq->qid, pkts, n);
-		/* the port's cycles, not droce's */
 		pq->cycles.tx_end = rte_get_tsc_cycles();
 		pq->cycles.tx += pq->cycles.tx_end - t0;
-	} else {
-		k = rte_eth_tx_burst(p->port_id, pq->qid, pkts, n);
 	}
 	if (c != NULL) {
 		droce_capture_write(c, copies, k);
