@@ -396,14 +396,17 @@ engine_timed(struct droce_engine *e)
 /* A timed iteration that moved @p frames, from @p start to @p end: its
  * cycles, and those its burst calls took (the port's totals were @p rx0
  * and @p tx0 at the start), each counted for the iterations it stands
- * for. One that took too long was preempted: it would count another
- * thread's time. */
+ * for; the first DROCE_ENGINE_TIME_ALL_FIRST stand for themselves, and
+ * then sampling starts. One that took too long was preempted: it would
+ * count another thread's time. */
 static void
 engine_count_busy(struct droce_engine *e, uint64_t start, uint64_t end, uint64_t rx0,
 		  uint64_t tx0, unsigned frames)
 {
 	uint64_t busy = end - start, per = (uint64_t)e->time_mask + 1;
 
+	if (e->time_all_left != 0 && --e->time_all_left == 0)
+		e->time_mask = DROCE_ENGINE_TIME_EVERY - 1;
 	if (busy > e->long_base + frames * e->long_frame) {
 		e->stats.long_iterations += per;
 		return;
@@ -696,7 +699,9 @@ droce_engine_create(struct droce_port *port, uint16_t queue, struct droce_num_ta
 	e->tx.srqt = srqt;
 	e->tx.stage.on = getenv("DROCE_STAGE_CYCLES") != NULL;
 	e->time_rng = 0x9e3779b9u ^ queue;
-	e->time_mask = e->tx.stage.on ? 0 : DROCE_ENGINE_TIME_EVERY - 1;
+	/* Every iteration timed at first; with DROCE_STAGE_CYCLES, always. */
+	e->time_mask = 0;
+	e->time_all_left = e->tx.stage.on ? 0 : DROCE_ENGINE_TIME_ALL_FIRST;
 	snprintf(rname, sizeof(rname), "%s_kick", name);
 	e->kicks = rte_ring_create(rname, rte_align32pow2(qpt->max + 1), SOCKET_ID_ANY,
 				   RING_F_SC_DEQ);

@@ -48,8 +48,12 @@ struct droce_engine_qp_slot {
 };
 
 /** One engine iteration in this many (a power of two) is timed for the
- *  cycle counters of struct droce_engine_stats. */
+ *  cycle counters of struct droce_engine_stats... */
 #define DROCE_ENGINE_TIME_EVERY 8
+/** ...once this many iterations that moved frames were timed: until then
+ *  every one is, so that a short run (a test's thousand messages may take
+ *  fifty iterations) is measured and not guessed from a handful. */
+#define DROCE_ENGINE_TIME_ALL_FIRST 1024
 
 /** Engine counters (per port queue). */
 struct droce_engine_stats {
@@ -62,7 +66,8 @@ struct droce_engine_stats {
 	/* What the engine costs, per unit of work: TSC cycles of the
 	 * iterations that moved frames (in or out), and of those the cycles
 	 * the port's burst calls took; busy minus both is droce's own. The
-	 * four are estimates from a sample: one iteration in
+	 * four are estimates from a sample: after the first
+	 * DROCE_ENGINE_TIME_ALL_FIRST busy iterations, one iteration in
 	 * DROCE_ENGINE_TIME_EVERY, picked at random, is timed and counts that
 	 * many times (every one with DROCE_STAGE_CYCLES). The TSC reads of a
 	 * timed iteration cost as much as a frame's header (20-40 cycles
@@ -117,6 +122,7 @@ struct droce_engine {
 	struct droce_port_cycles *burst; /**< the port's burst cycle totals */
 	uint32_t time_rng;           /**< xorshift state: which iterations are timed */
 	uint32_t time_mask;          /**< timed when (rng & mask) == 0 */
+	uint32_t time_all_left;      /**< busy iterations still all timed (time_mask 0) */
 	uint64_t long_base, long_frame; /**< an iteration longer than base + frame per frame is not counted busy */
 	uint32_t service_id;
 	/* progress thread */
