@@ -10,7 +10,8 @@
  *    as if the frame were one segment: read past the first segment);
  *  - opcodes out of the message sequence (a WRITE with immediate inside a
  *    SEND completed the SEND's receive early, and its LAST a second time);
- *  - P_Key and Q_Key mismatches.
+ *  - P_Key and Q_Key mismatches;
+ *  - a frame to a destroyed QP's number.
  * Every receive completes at most once, and every refusal is counted.
  */
 #include <errno.h>
@@ -532,6 +533,47 @@ START_TEST(qkey_is_checked)
 }
 END_TEST
 
+/*
+ * A frame to a destroyed QP's number is dropped and counted, though the
+ * engine had that QP in its lookup cache (engine_qp_lookup()): the
+ * destroy invalidates the cache. Stale, it would hand the frame to freed
+ * memory. The QP made next gets its frames.
+ */
+START_TEST(frame_to_destroyed_qp_is_dropped)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	uint32_t qpn = qp->qp_num;
+	uint64_t before;
+	struct ibv_wc wc[2];
+
+	post_recv(qp, 1, 0, 4096);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_SEND_ONLY, .dqpn = qpn, .psn = PSN, .ackreq = true,
+		.payload = pattern, .len = 10 });
+	ck_assert_int_eq(poll_all(wc, 2), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	expect_aeth(DROCE_AETH_ACK);
+	destroy(qp);
+
+	before = droce_peer_stat(&peer, "rx_unknown_qpn");
+	qp = make_qp(IBV_QPT_RC, NULL);
+	post_recv(qp, 2, 0, 4096);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_SEND_ONLY, .dqpn = qpn, .psn = PSN + 1, .ackreq = true,
+		.payload = pattern, .len = 10 });
+	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_unknown_qpn"), before + 1);
+	ck_assert_int_eq(poll_all(wc, 2), 0);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_SEND_ONLY, .dqpn = qp->qp_num, .psn = PSN, .ackreq = true,
+		.payload = pattern, .len = 10 });
+	ck_assert_int_eq(poll_all(wc, 2), 1);
+	ck_assert_uint_eq(wc[0].wr_id, 2);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	expect_aeth(DROCE_AETH_ACK);
+	destroy(qp);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -552,6 +594,7 @@ main(void)
 	tcase_add_test(tc, uc_new_message_replaces_the_broken_one);
 	tcase_add_test(tc, pkey_is_checked);
 	tcase_add_test(tc, qkey_is_checked);
+	tcase_add_test(tc, frame_to_destroyed_qp_is_dropped);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
