@@ -22,6 +22,7 @@ struct rdma_qp {
 	union ibv_gid rgid;
 	/* counters of one measurement */
 	uint64_t scnt, ccnt, rcnt;
+	uint64_t next_signaled;      /* the number (scnt + 1) of the next WR signaled for -Q */
 	unsigned rposted;            /* receives posted and not completed */
 };
 
@@ -50,6 +51,11 @@ struct rdma {
 	uint64_t *tposted, *tcompleted;
 	struct ibv_send_wr *wrs;     /* one post list */
 	struct ibv_sge *sges;
+	/* What wrs holds (wr_prepare()): for this QP and size, with these
+	 * send flags besides IBV_SEND_SIGNALED. */
+	const struct rdma_qp *wrs_qp;
+	uint64_t wrs_size;
+	unsigned int wrs_flags;
 	struct perf_clock clk;
 };
 
