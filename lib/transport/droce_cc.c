@@ -56,7 +56,7 @@ droce_cc_rx_ce(struct droce_tx *tx, struct droce_qp *qp)
 		return;
 	}
 	/* Annex A17.9: BECN set, PSN 0, 16 reserved bytes of zeros. */
-	bth = (struct droce_bth *)droce_tx_hdr(m, DROCE_HDR_BTH);
+	bth = (struct droce_bth *)droce_tx_cur(tx, DROCE_HDR_BTH);
 	bth->resv8a = DROCE_BTH_BECN;
 	memset(bth + 1, 0, droce_opcode_table[DROCE_OPCODE_CNP].hdr_len - sizeof(*bth));
 	droce_tx_finish(tx, m);

@@ -230,13 +230,13 @@ req_local_op(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 
 /* XRC requests name the receiving SRQ right after the BTH. */
 static void
-req_xrceth(const struct droce_qp *qp, const struct droce_send_wqe *w, struct rte_mbuf *m)
+req_xrceth(const struct droce_tx *tx, const struct droce_qp *qp, const struct droce_send_wqe *w)
 {
 	struct droce_xrceth *x;
 
 	if (qp->type != IBV_QPT_XRC_SEND)
 		return;
-	x = (struct droce_xrceth *)droce_tx_hdr(m, DROCE_HDR_XRCETH);
+	x = (struct droce_xrceth *)droce_tx_cur(tx, DROCE_HDR_XRCETH);
 	x->resv = 0;
 	droce_put24(x->srqn, w->xrc_srqn);
 }
@@ -259,9 +259,9 @@ req_rd_atomic(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 			   droce_psn_add(w->first_psn, droce_qp_mtu_pkts(qp, done)), true, false);
 	if (m == NULL)
 		return false;
-	req_xrceth(qp, w, m);
+	req_xrceth(tx, qp, w);
 	if (atomic) {
-		struct droce_atomic_eth *a = (void *)droce_tx_hdr(m, DROCE_HDR_ATMETH);
+		struct droce_atomic_eth *a = (void *)droce_tx_cur(tx, DROCE_HDR_ATMETH);
 
 		a->va = rte_cpu_to_be_64(w->remote_addr);
 		a->rkey = rte_cpu_to_be_32(w->rkey);
@@ -270,7 +270,7 @@ req_rd_atomic(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 		a->compare = rte_cpu_to_be_64(w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
 					      w->compare_add : 0);
 	} else {
-		struct droce_reth *r = (void *)droce_tx_hdr(m, DROCE_HDR_RETH);
+		struct droce_reth *r = (void *)droce_tx_cur(tx, DROCE_HDR_RETH);
 
 		r->va = rte_cpu_to_be_64(w->remote_addr + done);
 		r->rkey = rte_cpu_to_be_32(w->rkey);
@@ -301,21 +301,21 @@ req_data(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 			   ackreq && qp->type != IBV_QPT_UC, se);
 	if (m == NULL)
 		return false;
-	req_xrceth(qp, w, m);
+	req_xrceth(tx, qp, w);
 	if (first && droce_opcode_table[opcode].off[DROCE_HDR_RETH]) {
-		struct droce_reth *r = (void *)droce_tx_hdr(m, DROCE_HDR_RETH);
+		struct droce_reth *r = (void *)droce_tx_cur(tx, DROCE_HDR_RETH);
 
 		r->va = rte_cpu_to_be_64(w->remote_addr);
 		r->rkey = rte_cpu_to_be_32(w->rkey);
 		r->len = rte_cpu_to_be_32(w->length);
 	}
 	if (last && droce_opcode_table[opcode].off[DROCE_HDR_IMMDT])
-		((struct droce_immdt *)droce_tx_hdr(m, DROCE_HDR_IMMDT))->imm = w->imm;
+		((struct droce_immdt *)droce_tx_cur(tx, DROCE_HDR_IMMDT))->imm = w->imm;
 	if (last && droce_opcode_table[opcode].off[DROCE_HDR_IETH])
-		((struct droce_ieth *)droce_tx_hdr(m, DROCE_HDR_IETH))->rkey =
+		((struct droce_ieth *)droce_tx_cur(tx, DROCE_HDR_IETH))->rkey =
 			rte_cpu_to_be_32(w->invalidate_rkey);
 	if (w->is_inline) {
-		memcpy(droce_tx_hdr(m, DROCE_HDR_PAYLOAD), w->data + w->sent, seg);
+		memcpy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), w->data + w->sent, seg);
 	} else if (droce_tx_payload(tx, m, qp->pd_handle, droce_wqe_sge(w), w->num_sge,
 				    w->sent, seg, 0, qp, w) != 0) {
 		rte_pktmbuf_free(m);
@@ -355,16 +355,16 @@ req_ud(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 			   false, (w->send_flags & IBV_SEND_SOLICITED) != 0);
 	if (m == NULL)
 		return false;
-	deth = (struct droce_deth *)droce_tx_hdr(m, DROCE_HDR_DETH);
+	deth = (struct droce_deth *)droce_tx_cur(tx, DROCE_HDR_DETH);
 	/* A Q_Key with the high bit set means: use the QP's own. */
 	deth->qkey = rte_cpu_to_be_32((w->remote_qkey & 0x80000000u) ? qp->attr.qkey :
 				      w->remote_qkey);
 	deth->resv = 0;
 	droce_put24(deth->sqpn, qp->qpn);
 	if (opcode == (DROCE_SVC_UD | DROCE_OP_SEND_ONLY_IMM))
-		((struct droce_immdt *)droce_tx_hdr(m, DROCE_HDR_IMMDT))->imm = w->imm;
+		((struct droce_immdt *)droce_tx_cur(tx, DROCE_HDR_IMMDT))->imm = w->imm;
 	if (w->is_inline) {
-		memcpy(droce_tx_hdr(m, DROCE_HDR_PAYLOAD), w->data, w->length);
+		memcpy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), w->data, w->length);
 	} else if (droce_tx_payload(tx, m, qp->pd_handle, droce_wqe_sge(w), w->num_sge, 0,
 				    w->length, 0, qp, w) != 0) {
 		rte_pktmbuf_free(m);

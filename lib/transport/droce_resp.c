@@ -606,7 +606,7 @@ resp_send_ack(struct droce_tx *tx, struct droce_qp *qp, uint8_t syndrome, uint32
 
 	if (m == NULL)
 		return false;
-	droce_aeth_set((struct droce_aeth *)droce_tx_hdr(m, DROCE_HDR_AETH), syndrome,
+	droce_aeth_set((struct droce_aeth *)droce_tx_cur(tx, DROCE_HDR_AETH), syndrome,
 		       qp->resp.msn);
 	droce_tx_finish(tx, m);
 	qp->stats.tx_pkts++;
@@ -628,8 +628,8 @@ resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_r
 				   qp->attr.dest_qp_num, res->psn, false, false);
 		if (m == NULL)
 			return false;
-		droce_aeth_set((void *)droce_tx_hdr(m, DROCE_HDR_AETH), syn, res->msn);
-		((struct droce_atomic_ack_eth *)droce_tx_hdr(m, DROCE_HDR_ATMACK))->orig =
+		droce_aeth_set((void *)droce_tx_cur(tx, DROCE_HDR_AETH), syn, res->msn);
+		((struct droce_atomic_ack_eth *)droce_tx_cur(tx, DROCE_HDR_ATMACK))->orig =
 			rte_cpu_to_be_64(res->atomic_orig);
 		droce_tx_finish(tx, m);
 		res->pending = false;
@@ -645,7 +645,7 @@ resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_r
 	if (m == NULL)
 		return false;
 	if (droce_opcode_table[opcode].off[DROCE_HDR_AETH])
-		droce_aeth_set((void *)droce_tx_hdr(m, DROCE_HDR_AETH), syn, res->msn);
+		droce_aeth_set((void *)droce_tx_cur(tx, DROCE_HDR_AETH), syn, res->msn);
 	if (seg > 0) {
 		/* Looked up again per packet: the region may be gone since the
 		 * request. A duplicate READ answered again references it anew. */

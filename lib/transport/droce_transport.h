@@ -136,8 +136,11 @@ struct droce_tx {
 	struct droce_cc_stats *ccs;  /**< the engine's congestion counters */
 	struct droce_zc_stats *zcs;  /**< the engine's zero-copy counters */
 	struct droce_stage_clock stage; /**< cycles per stage, when asked for */
-	/** The headers of the frame being built (droce_tx_start() to droce_tx_finish()). */
+	/** The frame being built (droce_tx_start() to droce_tx_finish()):
+	 *  its headers' template, its BTH and its opcode's description. */
 	const struct droce_hdr_tmpl *tmpl;
+	uint8_t *bth;
+	const struct droce_opcode_info *op;
 	struct droce_hdr_tmpl ud_tmpl; /**< for UD address handles (droce_tx_start()) */
 };
 
@@ -174,6 +177,16 @@ droce_tx_hdr(struct rte_mbuf *m, enum droce_hdr h)
 	uint8_t *bth = rte_pktmbuf_mtod_offset(m, uint8_t *, m->l2_len + m->l3_len + m->l4_len);
 
 	return bth + droce_opcode_table[bth[0]].off[h];
+}
+
+/** Extension header @p h (or the payload) of the frame being built
+ *  (droce_tx_start() to droce_tx_finish()): droce_tx_hdr() without its
+ *  chain of loads through the mbuf's fields and the BTH just written,
+ *  which stall on the stores that wrote them. */
+static inline uint8_t *
+droce_tx_cur(const struct droce_tx *tx, enum droce_hdr h)
+{
+	return tx->bth + tx->op->off[h];
 }
 
 /** Append the ICRC and stage the packet. */

@@ -40,11 +40,14 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 	}
 	bth_off = droce_hdr_tmpl_start(t, p, l4len);
 	tx->tmpl = t;
+	tx->bth = p + bth_off;
+	tx->op = op;
 	droce_bth_set((struct droce_bth *)(p + bth_off), opcode, se, pad, DROCE_PKEY_DEFAULT,
 		      dqpn, ackreq, psn);
 	if (pad)
 		memset(p + bth_off + op->hdr_len + paylen, 0, pad);
-	/* Remember where things are for droce_tx_hdr() and the ICRC. */
+	/* Remember where things are for droce_tx_hdr() (once the frame is
+	 * built) and the ICRC. */
 	m->l2_len = t->l2_len;
 	m->l3_len = bth_off - m->l2_len - sizeof(struct rte_udp_hdr);
 	m->l4_len = sizeof(struct rte_udp_hdr);
@@ -54,8 +57,8 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 void
 droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 {
-	const uint8_t *bth = droce_tx_hdr(m, DROCE_HDR_BTH);
-	const struct droce_opcode_info *op = &droce_opcode_table[bth[0]];
+	const uint8_t *bth = tx->bth;
+	const struct droce_opcode_info *op = tx->op;
 
 	/* Counted while the headers are at hand; the ICRC is not there yet. */
 	*tx->msgs += (op->flags & (DROCE_OPF_LAST | DROCE_OPF_ACK)) == DROCE_OPF_LAST;

@@ -307,7 +307,7 @@ droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 		}
 	}
 	return droce_sge_read(tx->mrt, pd_handle, sge, num_sge, offset,
-			      droce_tx_hdr(m, DROCE_HDR_PAYLOAD), len, access);
+			      droce_tx_cur(tx, DROCE_HDR_PAYLOAD), len, access);
 }
 
 int
@@ -326,6 +326,6 @@ droce_tx_payload_rkey(struct droce_tx *tx, struct rte_mbuf *m, const struct droc
 	if (src == NULL)
 		return -EFAULT;
 	tx->zcs->tx_copy_window++;
-	memcpy(droce_tx_hdr(m, DROCE_HDR_PAYLOAD), src, len);
+	memcpy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), src, len);
 	return 0;
 }
