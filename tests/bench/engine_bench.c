@@ -8,8 +8,9 @@
  * minimum moves little on a busy machine: it is the figure to compare two
  * builds by (docs/benchmarks.md, "The engine alone"). The TSC counts in
  * steps (21 cycles here), which hides what a build changes at -n 1: the
- * faster half's mean averages over the steps and resolves a few cycles. droce-perf measures the same work over a real port, with the
- * port's cost and the scheduler's in it.
+ * faster half's mean averages over the steps and resolves a few cycles.
+ * droce-perf measures the same work over a real port, with the port's cost
+ * and the scheduler's in it.
  *
  *   idle      droce_dev_poll() with nothing to do: an iteration's fixed cost
  *   poll_cq   ibv_poll_cq() on an empty CQ (which runs an iteration)
