@@ -427,13 +427,20 @@ engine_count_busy(struct droce_engine *e, uint64_t start, uint64_t end, uint64_t
  * peer to receive. Held at most until the next entry into the engine by
  * anyone (a poll sends them first, before its RX; a post's send half
  * with what it built); a progress thread or service lcore never holds.
- * Not when the link left frames over: those go first, as always.
+ * Not when the link left frames over: those go first, as always. Not
+ * when the engine has a runner of its own either: an application thread
+ * polls it only while that runner sleeps (or lost its CPU), and an
+ * application that then stops calling verbs (waits on a completion
+ * channel, or on its peer) would leave the ACKs until the runner wakes,
+ * up to its idle sleep later.
  */
 static bool
 engine_hold_acks(struct droce_engine *e)
 {
 	uint16_t i;
 
+	if (__atomic_load_n(&e->has_runner, __ATOMIC_RELAXED))
+		return false;
 	for (i = 0; i < e->tx.n; i++) {
 		const uint8_t *bth = droce_tx_hdr(e->tx.pkts[i], DROCE_HDR_BTH);
 
@@ -632,9 +639,12 @@ droce_engine_thread_start(struct droce_engine *e, unsigned idle_sleep_us)
 
 	e->idle_sleep_us = idle_sleep_us;
 	e->stop = false;
+	__atomic_store_n(&e->has_runner, true, __ATOMIC_RELAXED);
 	rc = pthread_create(&e->thread, NULL, engine_thread, e);
-	if (rc != 0)
+	if (rc != 0) {
+		__atomic_store_n(&e->has_runner, false, __ATOMIC_RELAXED);
 		return -rc;
+	}
 	snprintf(name, sizeof(name), "droce-engine%u", e->queue % DROCE_PORT_QUEUES_MAX);
 	pthread_setname_np(e->thread, name);
 	e->thread_running = true;
@@ -654,7 +664,11 @@ droce_engine_lcore_start(struct droce_engine *e, unsigned lcore)
 		return rc;
 	rte_service_runstate_set(e->service_id, 1);
 	rc = rte_service_lcore_start(lcore);
-	return rc == -EALREADY ? 0 : rc;
+	if (rc == -EALREADY)
+		rc = 0;
+	if (rc == 0)
+		__atomic_store_n(&e->has_runner, true, __ATOMIC_RELAXED);
+	return rc;
 }
 
 int
@@ -761,6 +775,7 @@ droce_engine_stop(struct droce_engine *e)
 	while (rte_service_may_be_active(e->service_id) == 1)
 		rte_pause();
 	__atomic_store_n(&e->spinning, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->has_runner, false, __ATOMIC_RELAXED);
 	engine_drain(e);
 }
 

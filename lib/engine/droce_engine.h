@@ -104,6 +104,9 @@ struct droce_engine {
 	/** 1 while a progress thread or service lcore busy-polls the engine
 	 *  (not while it sleeps): application threads leave it alone. */
 	uint32_t spinning;
+	/** A progress thread or service lcore runs the engine: an
+	 *  application's poll holds no ACK (engine_hold_acks()). */
+	bool has_runner;
 	uint64_t beat_tsc;           /**< TSC when the last iteration started, whoever ran it */
 	/** A spinning runner whose last iteration is older than this (TSC
 	 *  cycles) spins on paper only: it lost its CPU. */

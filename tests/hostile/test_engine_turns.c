@@ -6,7 +6,8 @@
  * next entry into the engine (docs/architecture.md, "ACKs ride with the
  * answer"), which sends it first, or with the frame a post builds; and a
  * series of posts to a busy QP runs the engine's send half every
- * DROCE_POST_BATCH posts (droce_wq_batch_due()).
+ * DROCE_POST_BATCH posts (droce_wq_batch_due()). An engine with a
+ * progress thread holds nothing back.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,11 @@
 #include <check.h>
 
 #include "droce.h"
+#include "droce_engine.h"
 #include "droce_peer.h"
 #include "droce_qp.h"
 #include "droce_test.h"
+#include "droce_verbs_priv.h"
 
 #define PEER_QPN 0x100
 #define PSN 0x10
@@ -180,6 +183,33 @@ START_TEST(posts_send_a_batch_at_a_time)
 }
 END_TEST
 
+/* With a progress thread, an application's poll runs the engine only
+ * while the thread sleeps: what it staged goes out before it returns,
+ * ACKs too, instead of waiting for the thread to wake. The thread's idle
+ * sleep is long here, so it sleeps through the poll. Last: it leaves the
+ * engine without its thread. */
+START_TEST(ack_not_held_with_a_runner)
+{
+	struct ibv_qp *qp = make_qp();
+	struct droce_engine *e = droce_dev_get(peer.dev)->engines[0];
+	unsigned waited_ms = 0;
+	uint32_t psn;
+
+	ck_assert_int_eq(droce_engine_thread_start(e, 200000), 0);
+	/* Its sleeps double from 1 us; after 0.6 s each is 0.1 s or more. */
+	rte_delay_us_sleep(600000);
+	while (__atomic_load_n(&e->spinning, __ATOMIC_RELAXED) && waited_ms++ < 5000)
+		rte_delay_us_sleep(1000);
+	deliver_write(qp, PSN, 0x3c);
+	droce_dev_poll(peer.dev);
+	ck_assert_uint_eq(buf[7], 0x3c);
+	ck_assert_int_eq(next_opcode(&psn), DROCE_OP_ACK);
+	ck_assert_uint_eq(psn, PSN);
+	droce_engine_stop(e);
+	destroy(qp);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -191,6 +221,7 @@ main(void)
 	tcase_add_test(tc, ack_waits_for_next_poll);
 	tcase_add_test(tc, ack_rides_with_the_answer);
 	tcase_add_test(tc, posts_send_a_batch_at_a_time);
+	tcase_add_test(tc, ack_not_held_with_a_runner);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
