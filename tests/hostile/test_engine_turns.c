@@ -7,7 +7,8 @@
  * answer"), which sends it first, or with the frame a post builds; and a
  * series of posts to a busy QP runs the engine's send half every
  * DROCE_POST_BATCH posts (droce_wq_batch_due()). An engine with a
- * progress thread holds nothing back.
+ * progress thread holds nothing back, and the first busy iterations are
+ * all timed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "droce_engine.h"
 #include "droce_peer.h"
 #include "droce_qp.h"
+#include "droce_stats.h"
 #include "droce_test.h"
 #include "droce_verbs_priv.h"
 
@@ -140,6 +142,26 @@ START_TEST(ack_waits_for_next_poll)
 }
 END_TEST
 
+/* The first iterations that move frames are each timed (one in
+ * DROCE_ENGINE_TIME_EVERY later on), so a short run has cycle counts: the
+ * poll that takes one WRITE in adds to them (or, preempted, to the
+ * iterations left out). */
+START_TEST(first_busy_iterations_are_timed)
+{
+	struct ibv_qp *qp = make_qp();
+	struct droce_dev_stats s0, s1;
+
+	ck_assert_int_eq(droce_dev_stats(peer.dev, &s0), 0);
+	deliver_write(qp, PSN, 0x11);
+	droce_dev_poll(peer.dev);
+	ck_assert_int_eq(droce_dev_stats(peer.dev, &s1), 0);
+	ck_assert_uint_eq(buf[7], 0x11);
+	ck_assert(s1.engine.busy_cycles > s0.engine.busy_cycles ||
+		  s1.engine.long_iterations > s0.engine.long_iterations);
+	destroy(qp);
+}
+END_TEST
+
 /* A post after that poll sends the held ACK first and its WRITE after it,
  * with no poll between. */
 START_TEST(ack_rides_with_the_answer)
@@ -198,8 +220,10 @@ START_TEST(ack_not_held_with_a_runner)
 	ck_assert_int_eq(droce_engine_thread_start(e, 200000), 0);
 	/* Its sleeps double from 1 us; after 0.6 s each is 0.1 s or more. */
 	rte_delay_us_sleep(600000);
-	while (__atomic_load_n(&e->spinning, __ATOMIC_RELAXED) && waited_ms++ < 5000)
+	while (__atomic_load_n(&e->spinning, __ATOMIC_RELAXED)) {
+		ck_assert_uint_lt(waited_ms++, 5000);
 		rte_delay_us_sleep(1000);
+	}
 	deliver_write(qp, PSN, 0x3c);
 	/* The thread woke just then (once in some 10^5 runs) and took the
 	 * frame itself: it sends the ACK at the end of its iteration. */
@@ -222,6 +246,7 @@ main(void)
 
 	tcase_add_unchecked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, first_busy_iterations_are_timed);
 	tcase_add_test(tc, ack_waits_for_next_poll);
 	tcase_add_test(tc, ack_rides_with_the_answer);
 	tcase_add_test(tc, posts_send_a_batch_at_a_time);
