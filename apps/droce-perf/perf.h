@@ -250,6 +250,15 @@ struct perf_lat_result {
 	struct perf_cost cost;
 };
 
+/* Room for @p n timestamps, its pages faulted in now: a first write to
+ * each page inside the measured loop is a page fault (microseconds in a
+ * VM), and the two per-message arrays of a run of millions of messages
+ * span tens of thousands of pages (2 % of a 64-byte -n run here).
+ * perftest's calloc()ed arrays pay that inside the loop; the figures are
+ * meant to show the transport, not the harness. @return NULL when there
+ * is no memory. */
+uint64_t *perf_stamps_alloc(uint64_t n);
+
 /* perftest's statistics. @p tposted: cycles at each post; the samples are
  * the differences of consecutive posts, divided by perf_rtt_factor(). With
  * -H or -U the samples are printed first, as perftest's. */

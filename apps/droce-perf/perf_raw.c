@@ -769,7 +769,7 @@ raw_run(struct raw *w)
 	if (raw_port_start(w) != 0 || perf_oob_open(&w->oob, o) != 0 ||
 	    perf_oob_check_params(&w->oob, o) != 0 || raw_exchange_mac(w) != 0)
 		return -1;
-	w->tposted = calloc(o->duration > 0 ? 1 : o->iters, sizeof(uint64_t));
+	w->tposted = perf_stamps_alloc(o->duration > 0 ? 1 : o->iters);
 	if (w->tposted == NULL) {
 		fprintf(stderr, PERF_NAME ": no memory for %" PRIu64 " timestamps\n", o->iters);
 		return -1;

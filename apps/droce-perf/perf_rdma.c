@@ -455,8 +455,8 @@ rdma_run(struct rdma *r, uint16_t port_id)
 		return -1;
 	/* perftest keeps a timestamp per message in iteration mode */
 	samples = o->duration > 0 ? 1 : o->iters * r->nqps;
-	r->tposted = calloc(samples, sizeof(uint64_t));
-	r->tcompleted = calloc(samples, sizeof(uint64_t));
+	r->tposted = perf_stamps_alloc(samples);
+	r->tcompleted = perf_stamps_alloc(samples);
 	if (r->tposted == NULL || r->tcompleted == NULL) {
 		fprintf(stderr, PERF_NAME ": no memory for %" PRIu64 " timestamps\n", samples);
 		return -1;

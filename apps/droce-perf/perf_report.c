@@ -161,6 +161,16 @@ count_up_to(const uint64_t *d, uint64_t n, double limit)
 	return lo;
 }
 
+uint64_t *
+perf_stamps_alloc(uint64_t n)
+{
+	uint64_t *s = n <= SIZE_MAX / sizeof(*s) ? malloc(n * sizeof(*s)) : NULL;
+
+	if (s != NULL)
+		memset(s, 0, n * sizeof(*s));
+	return s;
+}
+
 int
 perf_lat_stats(const struct perf_opts *o, const uint64_t *tposted, uint64_t hz,
 	       struct perf_lat_result *r)
