@@ -785,6 +785,7 @@ droce_engine_destroy(struct droce_engine *e)
 	droce_engine_stop(e);
 	rte_service_component_unregister(e->service_id);
 	rte_pktmbuf_free_bulk(e->tx.pkts, e->tx.n);
+	droce_tx_release(&e->tx);
 	rte_rcu_qsbr_thread_unregister(e->rcu, e->rcu_id);
 	rte_ring_free(e->kicks);
 	rte_free(e);

@@ -116,6 +116,8 @@ struct droce_zc_stats {
 
 /** Most packets staged for one transmit burst. */
 #define DROCE_TX_BURST 64
+/** Mbufs a droce_tx takes from its pool at a time. */
+#define DROCE_TX_SPARE 32
 
 /** The engine's transmit staging, handed to the transport. */
 struct droce_tx {
@@ -128,6 +130,11 @@ struct droce_tx {
 	uint16_t n;
 	struct rte_mbuf *pkts[DROCE_TX_BURST];
 	uint64_t *no_mbuf;           /**< the engine's count of failed mbuf allocations */
+	/** Mbufs taken from @ref mp in bulk, for the frames to come: one pool
+	 *  call per DROCE_TX_SPARE frames instead of one per frame. Given
+	 *  back by droce_tx_release(). */
+	struct rte_mbuf *spare[DROCE_TX_SPARE];
+	uint16_t nb_spare;
 	/** The engine's counts of frames built that end a message (not ACKs),
 	 *  and of the payload bytes of all frames built (droce_tx_finish()). */
 	uint64_t *msgs, *payload_bytes;
@@ -143,6 +150,9 @@ struct droce_tx {
 	const struct droce_opcode_info *op;
 	struct droce_hdr_tmpl ud_tmpl; /**< for UD address handles (droce_tx_start()) */
 };
+
+/** Give the pool back the mbufs @p tx holds for frames to come. */
+void droce_tx_release(struct droce_tx *tx);
 
 /** Free places in the staging area. */
 static inline unsigned

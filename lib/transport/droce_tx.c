@@ -4,6 +4,26 @@
 #include "droce_transport.h"
 #include "droce_port.h"
 
+/* An mbuf for a frame: from the spares, refilled in bulk. When the pool
+ * has fewer than a bulk left (a get is all or nothing), one at a time. */
+static struct rte_mbuf *
+tx_mbuf(struct droce_tx *tx)
+{
+	if (tx->nb_spare == 0) {
+		if (rte_pktmbuf_alloc_bulk(tx->mp, tx->spare, DROCE_TX_SPARE) != 0)
+			return rte_pktmbuf_alloc(tx->mp);
+		tx->nb_spare = DROCE_TX_SPARE;
+	}
+	return tx->spare[--tx->nb_spare];
+}
+
+void
+droce_tx_release(struct droce_tx *tx)
+{
+	rte_pktmbuf_free_bulk(tx->spare, tx->nb_spare);
+	tx->nb_spare = 0;
+}
+
 struct rte_mbuf *
 droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *av,
 	       uint8_t opcode, uint32_t paylen, uint32_t dqpn, uint32_t psn, bool ackreq,
@@ -19,7 +39,7 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 
 	if (droce_tx_room(tx) == 0)
 		return NULL;
-	m = rte_pktmbuf_alloc(tx->mp);
+	m = tx_mbuf(tx);
 	if (m == NULL) {
 		(*tx->no_mbuf)++;
 		return NULL;
