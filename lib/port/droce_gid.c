@@ -81,13 +81,28 @@ droce_port_gid(const struct droce_port *p, int index, uint8_t gid[16])
 	return 0;
 }
 
+/* Two GIDs equal? Two 8-byte compares, inline: every received frame
+ * looks its destination up here, where a libc memcmp() call per GID of
+ * the table cost more than the comparison. */
+static inline bool
+gid_eq(const uint8_t a[16], const uint8_t b[16])
+{
+	uint64_t a0, a1, b0, b1;
+
+	memcpy(&a0, a, 8);
+	memcpy(&a1, a + 8, 8);
+	memcpy(&b0, b, 8);
+	memcpy(&b1, b + 8, 8);
+	return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+}
+
 int
 droce_port_gid_find(const struct droce_port *p, const uint8_t gid[16])
 {
 	int i;
 
 	for (i = 0; i < p->nb_gids; i++)
-		if (memcmp(p->gids[i], gid, 16) == 0)
+		if (gid_eq(p->gids[i], gid))
 			return i;
 	return -1;
 }
