@@ -168,5 +168,15 @@ droce_sge_read(const struct droce_mr_table *t, uint32_t pd_handle,
 {
 	struct sge_copy c = { .buf = buf, .to_sge = false };
 
+	/* The common send, a run inside one SGE: no walk, no callback. */
+	if (num_sge == 1 && len > 0 && offset < sge->length && len <= sge->length - offset) {
+		const uint8_t *addr = droce_mr_addr(droce_mr_lookup(t, sge->lkey), pd_handle,
+						    sge->addr + offset, len, access);
+
+		if (addr == NULL)
+			return -EFAULT;
+		memmove(buf, addr, len);
+		return 0;
+	}
 	return droce_sge_walk(t, pd_handle, sge, num_sge, offset, len, access, sge_copy_run, &c);
 }
