@@ -292,8 +292,10 @@ droce_neigh_resolve(struct droce_port *p, struct droce_port_queue *pq, const uin
 	return -EAGAIN;
 }
 
-void
-droce_neigh_gc(struct droce_port *p, struct droce_port_queue *pq, uint64_t now)
+/* The scan itself, on its own: its key buffer takes 4 KiB of stack,
+ * which the check below, made in every engine iteration, need not set up. */
+static __rte_noinline void
+neigh_gc_scan(struct droce_port *p, struct droce_port_queue *pq, uint64_t now)
 {
 	uint8_t expired[DROCE_NEIGH_MAX][16];
 	unsigned nb_expired = 0, i;
@@ -302,8 +304,6 @@ droce_neigh_gc(struct droce_port *p, struct droce_port_queue *pq, uint64_t now)
 	uint32_t next = 0;
 	int32_t pos;
 
-	if (now < __atomic_load_n(&p->neigh_gc_next, __ATOMIC_RELAXED))
-		return;
 	__atomic_store_n(&p->neigh_gc_next, now + p->tsc_hz * NEIGH_GC_S, __ATOMIC_RELAXED);
 	/* A port given IPv6 addresses tells the link where they are, once it
 	 * runs (IPv4-only ports stay as quiet as they were). */
@@ -336,6 +336,13 @@ droce_neigh_gc(struct droce_port *p, struct droce_port_queue *pq, uint64_t now)
 		p->neigh_dead[p->nb_neigh_dead++] = pos;
 	}
 	rte_spinlock_unlock(&p->neigh_lock);
+}
+
+void
+droce_neigh_gc(struct droce_port *p, struct droce_port_queue *pq, uint64_t now)
+{
+	if (now >= __atomic_load_n(&p->neigh_gc_next, __ATOMIC_RELAXED))
+		neigh_gc_scan(p, pq, now);
 }
 
 void
