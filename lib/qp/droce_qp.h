@@ -358,8 +358,11 @@ struct droce_qp {
 		uint32_t write_resid;
 		/* READ and atomic resources, a ring in PSN order */
 		struct droce_read_res res[DROCE_MAX_RD_ATOMIC];
-		uint32_t res_tail;           /**< next slot to fill (free-running) */
-		uint32_t res_count;          /**< valid slots before res_tail */
+		uint32_t res_next;           /**< next slot to fill, below the depth */
+		uint32_t res_count;          /**< valid slots before res_next */
+		/** How many of the newest slots may have responses to send:
+		 *  the responder scans no further back. */
+		uint32_t res_scan;
 	} resp;
 };
 

@@ -286,18 +286,35 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	return true;
 }
 
-/* Slots for READs and atomics: max_dest_rd_atomic, as the peer was told. */
+/* Slots for READs and atomics: max_dest_rd_atomic, as the peer was told.
+ * A modify in SQD may make it smaller while requests are kept: the ring
+ * then keeps to its new size, the slots it still has. */
 static uint32_t
-resp_res_depth(const struct droce_qp *qp)
+resp_res_depth(struct droce_qp *qp)
 {
-	return RTE_MIN(RTE_MAX(qp->attr.max_dest_rd_atomic, 1), DROCE_MAX_RD_ATOMIC);
+	uint32_t depth = RTE_MIN(RTE_MAX(qp->attr.max_dest_rd_atomic, 1), DROCE_MAX_RD_ATOMIC);
+
+	if (unlikely(qp->resp.res_next >= depth))
+		qp->resp.res_next = 0;
+	if (unlikely(qp->resp.res_count > depth))
+		qp->resp.res_count = depth;
+	if (unlikely(qp->resp.res_scan > qp->resp.res_count))
+		qp->resp.res_scan = qp->resp.res_count;
+	return depth;
 }
 
-/* The slot of the @p i-th newest READ/atomic resource. */
+/* The slot of the @p i-th newest READ/atomic resource (@p i below
+ * res_count; a slot in the ring whatever @p i is). The ring wraps by a
+ * comparison: its depth is any number up to DROCE_MAX_RD_ATOMIC, and a
+ * division per slot, for each slot scanned in every engine turn of a QP,
+ * cost a READ responder some 25 cycles per request. */
 static struct droce_read_res *
 resp_res_at(struct droce_qp *qp, uint32_t i)
 {
-	return &qp->resp.res[(qp->resp.res_tail - 1 - i) % resp_res_depth(qp)];
+	uint32_t depth = resp_res_depth(qp), back = RTE_MIN(i + 1, depth);
+
+	return &qp->resp.res[qp->resp.res_next >= back ? qp->resp.res_next - back :
+			     qp->resp.res_next + depth - back];
 }
 
 /*
@@ -309,8 +326,10 @@ resp_res_at(struct droce_qp *qp, uint32_t i)
 static struct droce_read_res *
 resp_res_alloc(struct droce_qp *qp)
 {
-	struct droce_read_res *res = &qp->resp.res[qp->resp.res_tail % resp_res_depth(qp)];
+	struct droce_read_res *res;
 
+	resp_res_depth(qp);
+	res = &qp->resp.res[qp->resp.res_next];
 	memset(res, 0, sizeof(*res));
 	return res;
 }
@@ -318,10 +337,15 @@ resp_res_alloc(struct droce_qp *qp)
 static void
 resp_res_commit(struct droce_qp *qp, struct droce_read_res *res)
 {
+	uint32_t depth = resp_res_depth(qp);
+
 	res->pending = true;
-	qp->resp.res_tail++;
-	if (qp->resp.res_count < resp_res_depth(qp))
+	if (++qp->resp.res_next == depth)
+		qp->resp.res_next = 0;
+	if (qp->resp.res_count < depth)
 		qp->resp.res_count++;
+	if (qp->resp.res_scan < qp->resp.res_count)
+		qp->resp.res_scan++;
 }
 
 static bool
@@ -438,6 +462,7 @@ resp_duplicate(struct droce_qp *qp, const struct droce_pkt *pkt)
 		res->va = res->orig_va + (uint64_t)skip * qp->mtu;
 		res->resid = res->total - RTE_MIN(res->total, skip * qp->mtu);
 		res->pending = true;
+		qp->resp.res_scan = RTE_MAX(qp->resp.res_scan, i + 1);
 		return;
 	}
 	DROCE_LOG(DEBUG, "QP 0x%x: duplicate %s at PSN 0x%x matches no kept request", qp->qpn,
@@ -673,14 +698,20 @@ droce_resp_run(struct droce_tx *tx, struct droce_qp *qp)
 	if (qp->type == IBV_QPT_UC || qp->type == IBV_QPT_UD)
 		return false;
 	/* Responses first, oldest first: an ACK must not overtake READ data
-	 * that comes before it. */
-	for (uint32_t i = qp->resp.res_count; i-- > 0;) {
+	 * that comes before it. Only the slots that may have some are looked
+	 * at (a QP serves its responder in every engine turn, and each slot
+	 * is a cache line of its own). */
+	for (uint32_t i = qp->resp.res_scan; i-- > 0;) {
 		struct droce_read_res *res = resp_res_at(qp, i);
 
-		while (res->pending)
-			if (!resp_send_response(tx, qp, res))
+		while (res->pending) {
+			if (!resp_send_response(tx, qp, res)) {
+				qp->resp.res_scan = i + 1;
 				return true;
+			}
+		}
 	}
+	qp->resp.res_scan = 0;
 	return droce_resp_send_owed(tx, qp);
 }
 

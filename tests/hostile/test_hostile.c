@@ -11,7 +11,9 @@
  *  - opcodes out of the message sequence (a WRITE with immediate inside a
  *    SEND completed the SEND's receive early, and its LAST a second time);
  *  - P_Key and Q_Key mismatches;
- *  - a frame to a destroyed QP's number.
+ *  - a frame to a destroyed QP's number;
+ *  - READs asked again: answered from the ring of max_dest_rd_atomic
+ *    kept requests, oldest first; one older than the ring, not at all.
  * Every receive completes at most once, and every refusal is counted.
  */
 #include <errno.h>
@@ -574,6 +576,88 @@ START_TEST(frame_to_destroyed_qp_is_dropped)
 }
 END_TEST
 
+#define RLEN 64
+
+/* A READ of RLEN bytes at @p off of the region, PSN @p psn, queued for the
+ * device without running it: several go in one burst. */
+static void
+queue_read(struct ibv_qp *qp, uint32_t psn, uint32_t off)
+{
+	struct droce_reth r = reth((uintptr_t)buf + off, mr->rkey, RLEN);
+	struct rte_mbuf *m = droce_peer_build(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_READ_REQUEST, .dqpn = qp->qp_num, .psn = psn, .ackreq = true,
+		.ext = &r, .ext_len = sizeof(r) });
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(rte_ring_enqueue(peer.to_dev, m), 0);
+}
+
+/* The device's next RoCE frame is the READ response at @p psn, with the
+ * RLEN bytes of the region at @p off. */
+static void
+expect_read_resp(uint32_t psn, uint32_t off)
+{
+	struct droce_pkt pkt;
+	struct rte_mbuf *m;
+	uint8_t got[RLEN];
+
+	while ((m = droce_peer_recv(&peer, &pkt)) != NULL && pkt.op == NULL)
+		rte_pktmbuf_free(m);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(pkt.opcode & DROCE_OP_MASK, DROCE_OP_READ_RESP_ONLY);
+	ck_assert_uint_eq(pkt.psn, psn);
+	ck_assert_uint_eq(pkt.payload_len, RLEN);
+	ck_assert_int_eq(droce_mbuf_copy(m, pkt.payload_off, RLEN, got), 0);
+	ck_assert_int_eq(memcmp(got, pattern + off, RLEN), 0);
+	rte_pktmbuf_free(m);
+}
+
+/*
+ * A responder keeps max_dest_rd_atomic READs (3 here) in a ring and
+ * answers a duplicate from it: the oldest kept one too, whose slot lies
+ * behind the ring's wrap; a duplicate that came with new READs in one
+ * burst is answered first, as the oldest; one older than the ring is
+ * answered by nothing.
+ */
+START_TEST(kept_reads_answered_again_oldest_first)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct droce_test_path path = { .dqpn = PEER_QPN, .dgid = peer.gid, .psn = PSN,
+					.rd_atomic = 3 };
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	struct droce_pkt pkt;
+
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_int_eq(droce_test_connect(qp, &path), 0);
+	memcpy(buf, pattern, 8 * RLEN);
+	/* Four, one at a time: the fourth takes the first one's slot. */
+	for (uint32_t i = 0; i < 4; i++) {
+		queue_read(qp, PSN + i, i * RLEN);
+		expect_read_resp(PSN + i, i * RLEN);
+	}
+	/* The oldest kept, the second, again: the slot before the ring's start. */
+	queue_read(qp, PSN + 1, 1 * RLEN);
+	expect_read_resp(PSN + 1, 1 * RLEN);
+	/* A new one, then the third again behind it in the same burst: the
+	 * third's answer goes first. */
+	queue_read(qp, PSN + 4, 4 * RLEN);
+	queue_read(qp, PSN + 2, 2 * RLEN);
+	expect_read_resp(PSN + 2, 2 * RLEN);
+	expect_read_resp(PSN + 4, 4 * RLEN);
+	/* The second is no longer kept: nothing answers it. */
+	queue_read(qp, PSN + 1, 1 * RLEN);
+	droce_peer_run(&peer);
+	ck_assert_ptr_null(droce_peer_recv(&peer, &pkt));
+	queue_read(qp, PSN + 5, 5 * RLEN);
+	expect_read_resp(PSN + 5, 5 * RLEN);
+	destroy(qp);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -595,6 +679,7 @@ main(void)
 	tcase_add_test(tc, pkey_is_checked);
 	tcase_add_test(tc, qkey_is_checked);
 	tcase_add_test(tc, frame_to_destroyed_qp_is_dropped);
+	tcase_add_test(tc, kept_reads_answered_again_oldest_first);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
