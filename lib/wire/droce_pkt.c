@@ -8,16 +8,23 @@
 
 #include "droce_wire.h"
 
-/* The IPv4-mapped IPv6 prefix ::ffff:0:0/96 that turns an address into a GID. */
-static const uint8_t v4_mapped_prefix[12] = {
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
-};
-
+/* The GID of an IPv4 address: ::ffff:a.b.c.d (the IPv4-mapped prefix
+ * ::ffff:0:0/96). Written as two 8-byte halves: the GID lookup reads it
+ * so right after, and a read that spans two stores (the prefix's last
+ * bytes and the address) cannot take its data from the store buffer. It
+ * waited some 15 cycles for them, on every received frame. */
 static void
 gid_from_ipv4(uint8_t gid[16], rte_be32_t addr)
 {
-	memcpy(gid, v4_mapped_prefix, sizeof(v4_mapped_prefix));
-	memcpy(gid + 12, &addr, sizeof(addr));
+	const uint64_t lo = 0;
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+	const uint64_t hi = UINT64_C(0xffff0000) | (uint64_t)addr << 32;
+#else
+	const uint64_t hi = UINT64_C(0x0000ffff) << 32 | addr;
+#endif
+
+	memcpy(gid, &lo, sizeof(lo));
+	memcpy(gid + 8, &hi, sizeof(hi));
 }
 
 /* What the IP layer tells the UDP layer. */
