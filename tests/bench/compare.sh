@@ -9,7 +9,9 @@
 # Usage: compare.sh [-d SECONDS] [-r REPEATS] [-i IDLE_S] BUILD_DIR OUT_DIR [DOC]
 #   -d  seconds per run (-D; default 2, of which the middle half is measured)
 #   -r  runs of each (default 3); per row the best is kept: the highest
-#       bandwidth, and the lowest cycles of each side (noise only adds)
+#       bandwidth, and the lowest cycles of each side (noise only adds);
+#       and droce's ratios to the other two in each round, from runs
+#       seconds apart (the machine's state may change between rounds)
 #   -i  seconds each run waits at most for idle CPUs (default 20; 0: none)
 # Writes OUT_DIR/compare.json (every run's --json output, both sides),
 # OUT_DIR/compare.csv (one line per test and size) and OUT_DIR/compare.png
@@ -66,20 +68,35 @@ for name in sorted(os.listdir(tmp)):
 with open(os.path.join(out, "compare.json"), "w") as f:
     json.dump(runs, f, indent=1)
 
+def result(kind, test, size, r):
+    """The result row of one run (the client's: it holds both sides' cycles), or None."""
+    run = runs.get(f"{kind}-{test}-{size}-{r}")
+    return run["results"][0] if run and run["results"] else None
+
 def results(kind, test, size):
-    """The result rows of every run of a point (the client's: it holds both sides' cycles)."""
-    rows = []
+    """The result rows of every run of a point."""
+    return [x for x in (result(kind, test, size, r) for r in range(1, repeats + 1)) if x]
+
+def round_ratios(test, size, key, base):
+    """droce's rate over @base's, in each round that has both: the three kinds
+    of a round run seconds apart, and the machine may change its state
+    (memif's copy 3x cheaper or dearer) between rounds, which best-of
+    ratios from different rounds would mix."""
+    out = []
     for r in range(1, repeats + 1):
-        run = runs.get(f"{kind}-{test}-{size}-{r}")
-        if run and run["results"]:
-            rows.append(run["results"][0])
-    return rows
+        a, b = result("droce", test, size, r), result(base, test, size, r)
+        if a and b and b[key] > 0:
+            out.append(f"{100 * a[key] / b[key]:.0f} %")
+    return "; ".join(out) if out else "-"
 
 nan = float("nan")
 rows = []
 for test in tests:
     for size in sizes:
         row = {"test": test, "bytes": size}
+        rate_key = "msg_rate_mpps" if size < 4096 else "bw_average_gbps"
+        row["droce_ideal_rounds"] = round_ratios(test, size, rate_key, "ideal")
+        row["droce_raw_rounds"] = round_ratios(test, size, rate_key, "raw")
         for kind in kinds:
             rs = results(kind, test, size)
             row[f"{kind}_runs"] = len(rs)
@@ -118,21 +135,23 @@ def size_name(b):
 
 lines = [
     f"`tests/bench/compare.sh -r {repeats} -d {secs}`: RDMA bandwidth over one memif link,",
-    "IB MTU 4096, best of the runs (highest rate; lowest cycles). ideal: the",
-    "same frames as an ideal RoCE endpoint (`--raw-l2 --touch`); raw-L2: the",
-    "same frames, payload untouched. The machine's load average was",
+    "IB MTU 4096, best of the runs (highest rate; lowest cycles); each round's",
+    "ratios too, from runs made seconds apart. ideal: the same frames as an",
+    "ideal RoCE endpoint (`--raw-l2 --touch`); raw-L2: the same frames,",
+    "payload untouched. The machine's load average was",
     f"{load_start} at the start and {load_end} at the end; {busy_runs} of",
     f"{repeats * len(tests) * len(sizes) * len(kinds)} runs found no idle CPUs within {idle_s} s and ran anyway.",
     "",
-    "| test | size | droce | ideal | raw-L2 | droce/ideal | droce/raw-L2 |",
-    "|---|---|---|---|---|---|---|",
+    "| test | size | droce | ideal | raw-L2 | droce/ideal | droce/raw-L2 | droce/ideal, each round | droce/raw-L2, each round |",
+    "|---|---|---|---|---|---|---|---|---|",
 ]
 for r in rows:
     unit, key, fmt = ("Mpps", "mpps", ".2f") if r["bytes"] < 4096 else ("Gb/s", "gbps", ".1f")
     vals = [r[f"{k}_{key}"] for k in kinds]
     lines.append(f"| {r['test'].upper()} | {size_name(r['bytes'])} | "
                  + " | ".join(f"{num(v, fmt)} {unit}" for v in vals)
-                 + f" | {ratio(vals[0], vals[1])} | {ratio(vals[0], vals[2])} |")
+                 + f" | {ratio(vals[0], vals[1])} | {ratio(vals[0], vals[2])}"
+                 + f" | {r['droce_ideal_rounds']} | {r['droce_raw_rounds']} |")
 lines += [
     "",
     "Cycles, client / server: each side's busy cycles outside the port's",
