@@ -148,15 +148,39 @@ sge_copy_run(void *arg, struct droce_mr *mr __rte_unused, uint8_t *addr, uint64_
 	return 0;
 }
 
+/*
+ * A run of @p len bytes at @p offset inside a list of one SGE, the common
+ * post and receive: its address, without the walk and its callback.
+ * @return true with *@p addr (NULL when the key, the range or @p access
+ * is refused), or false when the run is not such a one.
+ */
+static bool
+sge_single(const struct droce_mr_table *t, uint32_t pd_handle, const struct ibv_sge *sge,
+	   unsigned num_sge, uint64_t offset, uint64_t len, int access, uint8_t **addr)
+{
+	if (num_sge != 1 || len == 0 || offset >= sge->length || len > sge->length - offset)
+		return false;
+	*addr = droce_mr_addr(droce_mr_lookup(t, sge->lkey), pd_handle, sge->addr + offset, len,
+			      access);
+	return true;
+}
+
 int
 droce_sge_copy(const struct droce_mr_table *t, uint32_t pd_handle,
 	       const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,
 	       void *buf, uint64_t len, bool to_sge)
 {
 	struct sge_copy c = { .buf = buf, .to_sge = to_sge };
+	uint8_t *addr;
 
 	if (!to_sge)
 		return droce_sge_read(t, pd_handle, sge, num_sge, offset, buf, len, 0);
+	if (sge_single(t, pd_handle, sge, num_sge, offset, len, IBV_ACCESS_LOCAL_WRITE, &addr)) {
+		if (addr == NULL)
+			return -EFAULT;
+		memmove(addr, buf, len);
+		return 0;
+	}
 	return droce_sge_walk(t, pd_handle, sge, num_sge, offset, len, IBV_ACCESS_LOCAL_WRITE,
 			      sge_copy_run, &c);
 }
@@ -167,12 +191,9 @@ droce_sge_read(const struct droce_mr_table *t, uint32_t pd_handle,
 	       void *buf, uint64_t len, int access)
 {
 	struct sge_copy c = { .buf = buf, .to_sge = false };
+	uint8_t *addr;
 
-	/* The common send, a run inside one SGE: no walk, no callback. */
-	if (num_sge == 1 && len > 0 && offset < sge->length && len <= sge->length - offset) {
-		const uint8_t *addr = droce_mr_addr(droce_mr_lookup(t, sge->lkey), pd_handle,
-						    sge->addr + offset, len, access);
-
+	if (sge_single(t, pd_handle, sge, num_sge, offset, len, access, &addr)) {
 		if (addr == NULL)
 			return -EFAULT;
 		memmove(buf, addr, len);
