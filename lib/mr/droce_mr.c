@@ -149,20 +149,21 @@ sge_copy_run(void *arg, struct droce_mr *mr __rte_unused, uint8_t *addr, uint64_
 }
 
 /*
- * A run of @p len bytes at @p offset inside a list of one SGE, the common
- * post and receive: its address, without the walk and its callback.
- * @return true with *@p addr (NULL when the key, the range or @p access
- * is refused), or false when the run is not such a one.
+ * droce_sge_walk() with sge_copy_run(), but a run inside a list of one SGE
+ * (the common post and receive) is copied at once, without the walk and
+ * its callback.
  */
-static bool
-sge_single(const struct droce_mr_table *t, uint32_t pd_handle, const struct ibv_sge *sge,
-	   unsigned num_sge, uint64_t offset, uint64_t len, int access, uint8_t **addr)
+static int
+sge_copy_walk(const struct droce_mr_table *t, uint32_t pd_handle, const struct ibv_sge *sge,
+	      unsigned num_sge, uint64_t offset, uint64_t len, int access, struct sge_copy *c)
 {
-	if (num_sge != 1 || len == 0 || offset >= sge->length || len > sge->length - offset)
-		return false;
-	*addr = droce_mr_addr(droce_mr_lookup(t, sge->lkey), pd_handle, sge->addr + offset, len,
-			      access);
-	return true;
+	if (num_sge == 1 && len > 0 && offset < sge->length && len <= sge->length - offset) {
+		uint8_t *addr = droce_mr_addr(droce_mr_lookup(t, sge->lkey), pd_handle,
+					      sge->addr + offset, len, access);
+
+		return addr != NULL ? sge_copy_run(c, NULL, addr, 0, len) : -EFAULT;
+	}
+	return droce_sge_walk(t, pd_handle, sge, num_sge, offset, len, access, sge_copy_run, c);
 }
 
 int
@@ -171,18 +172,10 @@ droce_sge_copy(const struct droce_mr_table *t, uint32_t pd_handle,
 	       void *buf, uint64_t len, bool to_sge)
 {
 	struct sge_copy c = { .buf = buf, .to_sge = to_sge };
-	uint8_t *addr;
 
 	if (!to_sge)
 		return droce_sge_read(t, pd_handle, sge, num_sge, offset, buf, len, 0);
-	if (sge_single(t, pd_handle, sge, num_sge, offset, len, IBV_ACCESS_LOCAL_WRITE, &addr)) {
-		if (addr == NULL)
-			return -EFAULT;
-		memmove(addr, buf, len);
-		return 0;
-	}
-	return droce_sge_walk(t, pd_handle, sge, num_sge, offset, len, IBV_ACCESS_LOCAL_WRITE,
-			      sge_copy_run, &c);
+	return sge_copy_walk(t, pd_handle, sge, num_sge, offset, len, IBV_ACCESS_LOCAL_WRITE, &c);
 }
 
 int
@@ -191,13 +184,6 @@ droce_sge_read(const struct droce_mr_table *t, uint32_t pd_handle,
 	       void *buf, uint64_t len, int access)
 {
 	struct sge_copy c = { .buf = buf, .to_sge = false };
-	uint8_t *addr;
 
-	if (sge_single(t, pd_handle, sge, num_sge, offset, len, access, &addr)) {
-		if (addr == NULL)
-			return -EFAULT;
-		memmove(buf, addr, len);
-		return 0;
-	}
-	return droce_sge_walk(t, pd_handle, sge, num_sge, offset, len, access, sge_copy_run, &c);
+	return sge_copy_walk(t, pd_handle, sge, num_sge, offset, len, access, &c);
 }

@@ -36,12 +36,12 @@ droce_payload_to_sge(const struct droce_tx *tx, uint32_t pd_handle,
 		.offset = offset,
 	};
 
+	const uint8_t *flat = droce_mbuf_flat(m, pkt->payload_off, pkt->payload_len);
+
 	if (pkt->payload_len == 0)
 		return 0;
-	/* The common frame, in one segment: no walk of its segments. */
-	if ((uint64_t)pkt->payload_off + pkt->payload_len <= rte_pktmbuf_data_len(m))
-		return sge_run(&t, 0, rte_pktmbuf_mtod_offset(m, const uint8_t *, pkt->payload_off),
-			       pkt->payload_len) == 0 ? 0 : -EFAULT;
+	if (flat != NULL)
+		return sge_run(&t, 0, flat, pkt->payload_len) == 0 ? 0 : -EFAULT;
 	return droce_mbuf_runs(m, pkt->payload_off, pkt->payload_len, sge_run, &t) == 0 ?
 	       0 : -EFAULT;
 }

@@ -51,9 +51,10 @@ copy_run(void *arg, uint32_t pos, const void *data, uint32_t n)
 int
 droce_mbuf_copy(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *dst)
 {
-	/* The common frame, in one segment: no walk, no callback. */
-	if ((uint64_t)off + len <= rte_pktmbuf_data_len(m))
-		return copy_run(dst, 0, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), len);
+	const uint8_t *flat = droce_mbuf_flat(m, off, len);
+
+	if (flat != NULL)
+		return copy_run(dst, 0, flat, len);
 	return droce_mbuf_runs(m, off, len, copy_run, dst);
 }
 

@@ -415,12 +415,26 @@ typedef int (*droce_run_fn)(void *arg, uint32_t pos, const void *data, uint32_t 
 /**
  * Walk bytes [@p off, @p off + @p len) of a frame that may be chained,
  * one run per segment, in order. Every copy out of a received frame goes
- * through here: no code assumes that a frame is one segment.
+ * through here, or takes droce_mbuf_flat()'s answer when the bytes are in
+ * the first segment: no code assumes that a frame is one segment.
  * @return 0, what @p fn returned to stop, or -EINVAL when the frame is
  *         shorter than @p off + @p len.
  */
 int droce_mbuf_runs(const struct rte_mbuf *m, uint32_t off, uint32_t len,
 		    droce_run_fn fn, void *arg);
+
+/**
+ * Bytes [@p off, @p off + @p len) of a frame when they all lie in its first
+ * segment (the common frame): the copies out of a frame take them at once
+ * instead of walking the chain with droce_mbuf_runs() and its callback.
+ * @return their address, or NULL when they are not all there.
+ */
+static inline const uint8_t *
+droce_mbuf_flat(const struct rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	return (uint64_t)off + len <= rte_pktmbuf_data_len(m) ?
+	       rte_pktmbuf_mtod_offset(m, const uint8_t *, off) : NULL;
+}
 
 /**
  * Copy bytes [@p off, @p off + @p len) of a frame (any chain) to @p dst.
