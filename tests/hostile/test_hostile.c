@@ -13,7 +13,8 @@
  *  - P_Key and Q_Key mismatches;
  *  - a frame to a destroyed QP's number;
  *  - READs asked again: answered from the ring of max_dest_rd_atomic
- *    kept requests, oldest first; one older than the ring, not at all.
+ *    kept requests, oldest first; one older than the ring, not at all;
+ *  - a SEND into a receive buffer whose region lacks local write.
  * Every receive completes at most once, and every refusal is counted.
  */
 #include <errno.h>
@@ -658,6 +659,45 @@ START_TEST(kept_reads_answered_again_oldest_first)
 }
 END_TEST
 
+/*
+ * A receive whose buffer lies in a region registered without local write
+ * takes no byte of a SEND: the receive completes in error, the SEND is
+ * NAKed (invalid request) and the QP goes to the error state.
+ */
+START_TEST(send_into_region_without_local_write_fails)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	uint8_t *ro = aligned_alloc(4096, 4096);
+	struct ibv_mr *ro_mr;
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_wc wc[2];
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+
+	ck_assert_ptr_nonnull(ro);
+	memset(ro, 0, 4096);
+	ro_mr = ibv_reg_mr(pd, ro, 4096, 0);
+	ck_assert_ptr_nonnull(ro_mr);
+	sge = (struct ibv_sge){ (uintptr_t)ro, 4096, ro_mr->lkey };
+	ck_assert_int_eq(ibv_post_recv(qp, &wr, &bad), 0);
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_SEND_ONLY, .dqpn = qp->qp_num, .psn = PSN, .ackreq = true,
+		.payload = pattern, .len = 64 });
+	ck_assert_int_eq(poll_all(wc, 2), 1);
+	ck_assert_uint_eq(wc[0].wr_id, 9);
+	ck_assert_int_ne(wc[0].status, IBV_WC_SUCCESS);
+	for (unsigned i = 0; i < 4096; i++)
+		ck_assert_uint_eq(ro[i], 0);
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
+	ck_assert_int_eq(ibv_query_qp(qp, &attr, IBV_QP_STATE, &init), 0);
+	ck_assert_int_eq(attr.qp_state, IBV_QPS_ERR);
+	destroy(qp);
+	ck_assert_int_eq(ibv_dereg_mr(ro_mr), 0);
+	free(ro);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -680,6 +720,7 @@ main(void)
 	tcase_add_test(tc, qkey_is_checked);
 	tcase_add_test(tc, frame_to_destroyed_qp_is_dropped);
 	tcase_add_test(tc, kept_reads_answered_again_oldest_first);
+	tcase_add_test(tc, send_into_region_without_local_write_fails);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

@@ -278,6 +278,7 @@ START_TEST(shared_port)
 	struct droce_drv_caps caps;
 	struct rte_eth_link link;
 	struct rte_ether_addr mac;
+	char pool[RTE_MEMPOOL_NAMESIZE];
 
 	eal_start();
 	rings_make();
@@ -316,6 +317,10 @@ START_TEST(shared_port)
 
 	side_close(&y);
 	side_close(&x);
+	/* Every mbuf of droce's pool on X came back, those its engine kept
+	 * for frames to come too: the pool is freed, not left to the ethdev. */
+	snprintf(pool, sizeof(pool), "droce_mp%u", app.x);
+	ck_assert_ptr_null(rte_mempool_lookup(pool));
 	/* Detached, X still runs, promiscuous, for the application. */
 	ck_assert_int_eq(rte_eth_link_get_nowait(app.x, &link), 0);
 	ck_assert_int_eq(link.link_status, RTE_ETH_LINK_UP);
