@@ -34,6 +34,10 @@ static_assert(DROCE_QP_ENGINES_MAX == DROCE_PORT_QUEUES_MAX,
  * a microsecond to build or take in, the port's copy included). */
 #define LONG_BASE_US 20
 #define LONG_FRAME_US 2
+/* A drained QP lingers on the active list for one to two of these
+ * (engine_sweep()): far longer than a ping-pong's round trip, short
+ * enough that the sweep's membarrier(2) (1-4 us) costs little. */
+#define LINGER_US 250
 
 /* Count work for @p qp (its owner only): one writer, read by any thread. */
 static inline void
@@ -52,9 +56,10 @@ engine_release(struct droce_qp *qp)
 
 /*
  * Put @p qp on the active list. A kicked QP tells its posters to stop
- * kicking (not idle) until engine_qp_stays() says otherwise; one that a
- * received packet woke (to answer it, or to complete) leaves them kicking,
- * so it can leave the list again without the fence that search needs.
+ * kicking (not idle) until engine_sweep() lets it go; one that a received
+ * packet woke (to answer it, or to complete) leaves them kicking, so it
+ * can leave the list again without the barrier that sweep needs. Either
+ * way a drained QP is served again.
  */
 static void
 engine_activate(struct droce_engine *e, struct droce_qp *qp, bool kicked)
@@ -63,6 +68,8 @@ engine_activate(struct droce_engine *e, struct droce_qp *qp, bool kicked)
 		return;
 	if (kicked)
 		__atomic_store_n(&qp->idle, 0, __ATOMIC_RELAXED);
+	if (qp->drained)
+		__atomic_store_n(&qp->drained, 0, __ATOMIC_RELAXED);
 	if (qp->active)
 		return;
 	qp->active = true;
@@ -171,16 +178,19 @@ engine_deactivate(struct droce_engine *e, struct droce_qp *qp)
 	TAILQ_REMOVE(&e->active, qp, active_link);
 	qp->active = false;
 	__atomic_store_n(&qp->idle, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&qp->drained, 0, __ATOMIC_RELAXED);
 	engine_release(qp);
 }
 
 /*
- * The QP has nothing to do: before it leaves the active list, tell
- * posters to kick it (idle), then look once more for WQEs posted
- * meanwhile. The fence pairs with droce_engine_doorbell()'s: a poster
- * that did not see idle published its WQEs before, and they are seen
- * here. (In SQD new WQEs wait for RTS, whose modify kicks the QP.) A QP
- * that was idle all along needs no search: its posters kicked it.
+ * The QP has nothing to do. One that was idle all along (a received
+ * packet woke it) leaves: its posters kick it. One in SQD leaves too: its
+ * new WQEs wait for RTS, whose modify kicks it. Any other lingers on the
+ * list, drained, until engine_sweep() finds it quiet for a whole period:
+ * letting it go takes a barrier its posters pair with, too dear for a QP
+ * that drains after every message (a latency test's), and while it
+ * lingers its posts need no kick. A drained QP costs an iteration one
+ * read of its producer index.
  * @return true when the QP stays on the list.
  */
 static bool
@@ -188,13 +198,46 @@ engine_qp_stays(struct droce_qp *qp)
 {
 	if (__atomic_load_n(&qp->idle, __ATOMIC_RELAXED))
 		return false;
-	__atomic_store_n(&qp->idle, 1, __ATOMIC_RELAXED);
-	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&qp->sq.prod, __ATOMIC_RELAXED) == qp->req.next ||
-	    droce_qp_state(qp) == IBV_QPS_SQD)
+	if (droce_qp_state(qp) == IBV_QPS_SQD)
 		return false;
-	__atomic_store_n(&qp->idle, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&qp->drained, 1, __ATOMIC_RELAXED);
 	return true;
+}
+
+/*
+ * Let go of the drained QPs that nobody posted to since the last sweep:
+ * tell their posters to kick (idle), one barrier that pairs with every
+ * droce_engine_doorbell() (droce_doorbell.c), then look once more for
+ * WQEs posted meanwhile. A poster that did not see idle published its
+ * WQEs before, and they are seen here: that QP stays.
+ */
+static void
+engine_sweep(struct droce_engine *e)
+{
+	struct droce_qp *qp, *next;
+	bool any = false;
+
+	TAILQ_FOREACH(qp, &e->active, active_link) {
+		uint32_t prod = __atomic_load_n(&qp->sq.prod, __ATOMIC_RELAXED);
+
+		if (qp->drained && prod == qp->linger_prod && prod == qp->req.next) {
+			__atomic_store_n(&qp->idle, 1, __ATOMIC_RELAXED);
+			any = true;
+		}
+		qp->linger_prod = prod;
+	}
+	if (!any)
+		return;
+	droce_doorbell_heavy();
+	for (qp = TAILQ_FIRST(&e->active); qp != NULL; qp = next) {
+		next = TAILQ_NEXT(qp, active_link);
+		if (!qp->drained || !__atomic_load_n(&qp->idle, __ATOMIC_RELAXED))
+			continue;
+		if (__atomic_load_n(&qp->sq.prod, __ATOMIC_RELAXED) == qp->req.next)
+			engine_deactivate(e, qp);
+		else
+			__atomic_store_n(&qp->idle, 0, __ATOMIC_RELAXED);
+	}
 }
 
 static unsigned
@@ -214,10 +257,21 @@ engine_run_active(struct droce_engine *e)
 		}
 		if (droce_tx_room(&e->tx) == 0)
 			continue;
+		/* Drained, and nothing new posted: nothing to serve (a kick or a
+		 * received packet would have activated it afresh). */
+		if (qp->drained) {
+			if (__atomic_load_n(&qp->sq.prod, __ATOMIC_ACQUIRE) == qp->req.next)
+				continue;
+			__atomic_store_n(&qp->drained, 0, __ATOMIC_RELAXED);
+		}
 		work++;
 		engine_count_work(e, qp);
 		if (!engine_serve_qp(e, qp) && !engine_qp_stays(qp))
 			engine_deactivate(e, qp);
+	}
+	if (e->tx.now >= e->sweep_tsc) {
+		e->sweep_tsc = e->tx.now + e->linger_tsc;
+		engine_sweep(e);
 	}
 	return work;
 }
@@ -695,6 +749,8 @@ droce_engine_create(struct droce_port *port, uint16_t queue, struct droce_num_ta
 	e->rcu_id = rcu_id;
 	e->idle_sleep_us = 1000;
 	e->stale_tsc = rte_get_tsc_hz() / 1000000 * STALE_US;
+	e->linger_tsc = rte_get_tsc_hz() / 1000000 * LINGER_US;
+	droce_doorbell_init();
 	TAILQ_INIT(&e->active);
 	e->tx.port = port;
 	e->tx.mp = droce_port_mempool(port);

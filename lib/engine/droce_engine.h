@@ -117,6 +117,8 @@ struct droce_engine {
 	struct droce_engine_qp_slot qpc[DROCE_ENGINE_QP_CACHE];
 	uint32_t qpc_gen;
 	TAILQ_HEAD(, droce_qp) active;
+	/** TSC of the next engine_sweep(), and the linger period between two. */
+	uint64_t sweep_tsc, linger_tsc;
 	struct droce_tx tx;
 	uint64_t tx_stall_tsc;       /**< when the link last stopped taking frames; 0: it takes them */
 	/** Staged frames an application's poll held back: ACKs that leave
@@ -182,22 +184,51 @@ int droce_engine_send_woken(struct droce_engine *e, struct droce_qp *qp);
 /** Tell the engine @p qp has new work. Any thread; cheap when already told. */
 void droce_engine_kick(struct droce_engine *e, struct droce_qp *qp);
 
+/** Posters order the doorbell by the compiler alone: the engine's
+ *  droce_doorbell_heavy() is a membarrier(2) (droce_doorbell.c). Set once,
+ *  by droce_doorbell_init(). */
+extern bool droce_doorbell_light;
+
+/** Register for membarrier(2), once per process (the first engine). */
+void droce_doorbell_init(void);
+
+/** The engine's side of the doorbell: after it marked QPs idle, before it
+ *  reads their producer indexes again. */
+void droce_doorbell_heavy(void);
+
 /**
  * A poster published new send WQEs of @p qp (sq.prod): is the QP off its
  * engine's active list, so that the engine must be told? The engine
  * serves an active QP's new WQEs without being told, so the common post
- * costs one fence and a read of a line the engine rarely writes. The
- * fence pairs with the one the engine makes before it lets a QP go
- * (engine_qp_stays()): either the engine sees the new WQEs, or the poster
- * sees the QP idle.
+ * costs a read of a line the engine rarely writes, kept after the store
+ * of sq.prod by a compiler barrier (or by a fence where membarrier(2) is
+ * missing). It pairs with the barrier the engine makes before it lets a
+ * QP go (engine_sweep()): either the engine sees the new WQEs, or the
+ * poster sees the QP idle.
  * @return true when the QP is idle: the caller kicks it, or sends with
  * droce_engine_send_woken().
  */
 static inline bool
 droce_engine_doorbell(const struct droce_qp *qp)
 {
-	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (likely(__atomic_load_n(&droce_doorbell_light, __ATOMIC_RELAXED)))
+		rte_compiler_barrier();
+	else
+		rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return __atomic_load_n(&qp->idle, __ATOMIC_RELAXED) != 0;
+}
+
+/**
+ * After droce_engine_doorbell() found @p qp on the active list: had the
+ * engine sent and completed everything before (drained)? Then nothing of
+ * the QP's will run the engine soon, and a post that wants its WQE on the
+ * wire at once (a latency test's) sends it itself. A hint only: the
+ * engine serves an active QP's new WQEs in its next iteration anyway.
+ */
+static inline bool
+droce_engine_drained(const struct droce_qp *qp)
+{
+	return __atomic_load_n(&qp->drained, __ATOMIC_RELAXED) != 0;
 }
 
 /**

@@ -318,6 +318,10 @@ struct droce_qp {
 	/** 1 while the QP is off the engine's active list: a poster must
 	 *  kick it (droce_engine_doorbell()). Written by the engine. */
 	uint32_t idle;
+	/** 1 while the QP lingers on the active list with everything sent
+	 *  and completed (droce_engine_drained()). Written by the engine. */
+	uint32_t drained;
+	uint32_t linger_prod;        /**< sq.prod at the engine's last sweep */
 	uint32_t engine_refs;        /**< kicks queued + active-list membership */
 	/** Frames in TX queues that point into its send WQEs' buffers (the
 	 *  sum of their zc_refs): the QP is freed once none is left. */

@@ -120,15 +120,16 @@ droce_post_ring(struct droce_qp *qp, bool due)
 	/* An active QP's new WQEs go out in the engine's next iteration, with
 	 * whatever else is due: running one here per post would pay its fixed
 	 * cost per WQE. Only a QP the doorbell woke gets one at once, or one
-	 * with a batch of WQEs waiting, and only its sending half: the
-	 * application polls for what comes back. A QP that the engine's own
-	 * runner serves is kicked. */
+	 * that had sent and completed everything (a latency test's next
+	 * message), or one with a batch of WQEs waiting, and only its sending
+	 * half: the application polls for what comes back. An idle QP that
+	 * the engine's own runner serves is kicked. */
 	if (droce_engine_doorbell(qp)) {
 		if (droce_engine_wants_help(e))
 			droce_engine_send_woken(e, qp);
 		else
 			droce_engine_kick(e, qp);
-	} else if (due) {
+	} else if (due || droce_engine_drained(qp)) {
 		droce_engine_nudge_send(e);
 	}
 }

@@ -6,9 +6,11 @@
  * next entry into the engine (docs/architecture.md, "ACKs ride with the
  * answer"), which sends it first, or with the frame a post builds; and a
  * series of posts to a busy QP runs the engine's send half every
- * DROCE_POST_BATCH posts (droce_wq_batch_due()). An engine with a
- * progress thread holds nothing back, and the first busy iterations are
- * all timed.
+ * DROCE_POST_BATCH posts (droce_wq_batch_due()). A QP that sent and
+ * completed everything lingers on the active list (drained) until the
+ * engine's sweep lets it go, and posts racing those sweeps are not lost.
+ * An engine with a progress thread holds nothing back, and the first
+ * busy iterations are all timed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -238,6 +240,110 @@ START_TEST(ack_not_held_with_a_runner)
 }
 END_TEST
 
+/* The peer's ACK of the WRITE at @p psn, handed in without running the
+ * engine. */
+static void
+deliver_ack(struct ibv_qp *qp, uint32_t psn, uint32_t msn)
+{
+	struct droce_aeth a;
+	struct rte_mbuf *m;
+
+	droce_aeth_set(&a, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, msn);
+	m = droce_peer_build(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_ACK, .dqpn = qp->qp_num, .psn = psn, .ext = &a,
+		.ext_len = sizeof(a) });
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(rte_ring_enqueue(peer.to_dev, m), 0);
+}
+
+/* The next frame the device sends, waiting up to 2 s for it (another
+ * thread runs the engine): its opcode and PSN. */
+static int
+await_opcode(uint32_t *psn)
+{
+	uint64_t end = rte_get_tsc_cycles() + 2 * rte_get_tsc_hz();
+	int op;
+
+	while ((op = next_opcode(psn)) == -1 && rte_get_tsc_cycles() < end)
+		rte_pause();
+	return op;
+}
+
+/* A QP that sent and completed everything lingers on the engine's active
+ * list, drained: a post needs no kick and goes out at once. Quiet for a
+ * sweep or two (some 250-500 us), the QP leaves the list, and the next
+ * post wakes it again. */
+START_TEST(drained_qp_lingers_then_leaves)
+{
+	struct ibv_qp *ibqp = make_qp();
+	struct droce_qp *qp = droce_qp_of(ibqp);
+	unsigned i, polls;
+	uint32_t psn;
+
+	for (i = 0; i < 3; i++) {
+		post_write(ibqp, i);
+		ck_assert_int_eq(next_opcode(&psn), DROCE_OP_WRITE_ONLY);
+		ck_assert_uint_eq(psn, PSN + i);
+		deliver_ack(ibqp, psn, i + 1);
+		droce_dev_poll(peer.dev);
+		ck_assert_uint_eq(qp->sq.cons, i + 1);
+		ck_assert(qp->active);
+		ck_assert_uint_eq(qp->drained, 1);
+		ck_assert_uint_eq(qp->idle, 0);
+	}
+	for (polls = 0; qp->active; polls++) {
+		ck_assert_uint_lt(polls, 1000);
+		rte_delay_us_sleep(100);
+		droce_dev_poll(peer.dev);
+	}
+	ck_assert_uint_ge(polls, 2);
+	ck_assert_uint_eq(qp->idle, 1);
+	ck_assert_uint_eq(qp->drained, 0);
+	post_write(ibqp, i);
+	ck_assert_int_eq(next_opcode(&psn), DROCE_OP_WRITE_ONLY);
+	ck_assert_uint_eq(psn, PSN + i);
+	ck_assert(qp->active);
+	ck_assert_uint_eq(qp->idle, 0);
+	destroy(ibqp);
+}
+END_TEST
+
+/* Posts race the engine's sweeps: a progress thread (which sleeps when
+ * idle, so posts run the engine too) lets the QP go while the application
+ * posts at random times around the linger period. No post may be lost:
+ * each WRITE reaches the peer, and its completion the application. */
+START_TEST(posts_race_the_sweep)
+{
+	struct ibv_qp *ibqp = make_qp();
+	struct droce_engine *e = droce_dev_get(peer.dev)->engines[0];
+	unsigned seed = 12345, i, left;
+	struct ibv_wc wc;
+	uint32_t psn;
+
+	ck_assert_int_eq(droce_engine_thread_start(e, 20), 0);
+	for (i = 0; i < 3000; i++) {
+		struct ibv_sge sge = { (uintptr_t)buf, 8, mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		wr.wr.rdma.remote_addr = 0x1000;
+		wr.wr.rdma.rkey = 0x77;
+		ck_assert_int_eq(ibv_post_send(ibqp, &wr, &bad), 0);
+		ck_assert_msg(await_opcode(&psn) == DROCE_OP_WRITE_ONLY, "post %u was lost", i);
+		ck_assert_uint_eq(psn, PSN + i);
+		deliver_ack(ibqp, psn, i + 1);
+		for (left = 2000000; ibv_poll_cq(cq, 1, &wc) == 0; left--)
+			ck_assert_msg(left > 0, "no completion for post %u", i);
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		ck_assert_uint_eq(wc.wr_id, i);
+		rte_delay_us_block(rand_r(&seed) % 600);
+	}
+	droce_engine_stop(e);
+	destroy(ibqp);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -250,6 +356,8 @@ main(void)
 	tcase_add_test(tc, ack_waits_for_next_poll);
 	tcase_add_test(tc, ack_rides_with_the_answer);
 	tcase_add_test(tc, posts_send_a_batch_at_a_time);
+	tcase_add_test(tc, drained_qp_lingers_then_leaves);
+	tcase_add_test(tc, posts_race_the_sweep);
 	tcase_add_test(tc, ack_not_held_with_a_runner);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
