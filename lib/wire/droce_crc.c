@@ -13,7 +13,10 @@
  * bytes instead), folded four lanes abreast with carry-less multiplies,
  * the lanes joined, then the 128 bits reduced to 32 (Barrett), as in
  * Intel's "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ".
- * About 25 cycles for 64 bytes, 35 for 128.
+ * About 25 cycles for 64 bytes, 35 for 128. Where the CPU has VPCLMULQDQ,
+ * runs from CRC512_MIN bytes on do the same with 64-byte blocks, all four
+ * lanes of a 512-bit register folded at once: fewer instructions, and a
+ * 64 B WRITE's ICRC check on receipt some 5 cycles faster.
  *
  * Runs from SHORT_MAX bytes on, CPUs without PCLMULQDQ and AVX-512 BW/VL
  * (for the masked load), and builds for other architectures use
@@ -47,14 +50,17 @@ static bool crc_short_ok;
  * moved D bits on is {x^(D+32), x^(D-32)} mod P, reflected and shifted
  * left by one (low 64 bits: the factor of the block's low half).
  */
-#define K(lo, hi) { (long long)(lo), (long long)(hi) }
-static const long long k128[2] __rte_aligned(16) = K(0x1751997d0, 0x0ccaa009e);
-static const long long k256[2] __rte_aligned(16) = K(0x0f1da05aa, 0x15a546366);
-static const long long k384[2] __rte_aligned(16) = K(0x03db1ecdc, 0x174359406);
-static const long long k512[2] __rte_aligned(16) = K(0x154442bd4, 0x1c6e41596);
+#define K128 0x1751997d0, 0x0ccaa009e
+#define K256 0x0f1da05aa, 0x15a546366
+#define K384 0x03db1ecdc, 0x174359406
+#define K512 0x154442bd4, 0x1c6e41596
+static const long long k128[2] __rte_aligned(16) = { K128 };
+static const long long k256[2] __rte_aligned(16) = { K256 };
+static const long long k384[2] __rte_aligned(16) = { K384 };
+static const long long k512[2] __rte_aligned(16) = { K512 };
 /* x^64 mod P, for 128 -> 64 bits; P and its Barrett quotient for 64 -> 32. */
-static const long long k64[2] __rte_aligned(16) = K(0x163cd6124, 0);
-static const long long kpoly[2] __rte_aligned(16) = K(0x1db710641, 0x1f7011641);
+static const long long k64[2] __rte_aligned(16) = { 0x163cd6124, 0 };
+static const long long kpoly[2] __rte_aligned(16) = { 0x1db710641, 0x1f7011641 };
 /* Ones at bytes 32..35: a 16-byte load at 32 - pad (48 - pad) puts the
  * initial ones where the data of the first (second) block starts. */
 static const uint8_t init_ones[64] __rte_aligned(64) = {
@@ -65,6 +71,28 @@ CRC_TARGET static inline __m128i
 fold(__m128i x, __m128i k)
 {
 	return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
+}
+
+/* The CRC of a run folded into 128 bits: 128 -> 64 bits, then 64 -> 32
+ * (Barrett). */
+CRC_TARGET static inline __attribute__((always_inline)) uint32_t
+crc_reduce(__m128i x0)
+{
+	const __m128i m3 = _mm_setr_epi32(~0, 0, ~0, 0);
+	__m128i t;
+
+	t = _mm_clmulepi64_si128(x0, _mm_load_si128((const __m128i *)k128), 0x10);
+	x0 = _mm_xor_si128(_mm_srli_si128(x0, 8), t);
+	t = _mm_srli_si128(x0, 4);
+	x0 = _mm_clmulepi64_si128(_mm_and_si128(x0, m3), _mm_load_si128((const __m128i *)k64),
+				  0x00);
+	x0 = _mm_xor_si128(x0, t);
+	t = _mm_clmulepi64_si128(_mm_and_si128(x0, m3), _mm_load_si128((const __m128i *)kpoly),
+				 0x10);
+	t = _mm_clmulepi64_si128(_mm_and_si128(t, m3), _mm_load_si128((const __m128i *)kpoly),
+				 0x00);
+	x0 = _mm_xor_si128(x0, t);
+	return ~(uint32_t)_mm_extract_epi32(x0, 1);
 }
 
 /*
@@ -86,7 +114,7 @@ CRC_TARGET static inline __attribute__((always_inline)) uint32_t
 crc_short(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 {
 	uint32_t r = len & 15, pad = r != 0 ? 16 - r : 0, n = (len + pad) / 16, i;
-	__m128i x0, x1, x2, x3, t, m3;
+	__m128i x0, x1, x2, x3;
 
 	/* Block 0: zeros, then the first r bytes (a whole block when r is 0);
 	 * the masked load reads nothing before p. */
@@ -123,21 +151,73 @@ crc_short(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 	for (; i < n; i++)
 		x0 = _mm_xor_si128(fold(x0, _mm_load_si128((const __m128i *)k128)),
 				   block(p, i, pad, mask));
-	/* 128 -> 64 bits. */
-	m3 = _mm_setr_epi32(~0, 0, ~0, 0);
-	t = _mm_clmulepi64_si128(x0, _mm_load_si128((const __m128i *)k128), 0x10);
-	x0 = _mm_xor_si128(_mm_srli_si128(x0, 8), t);
-	t = _mm_srli_si128(x0, 4);
-	x0 = _mm_clmulepi64_si128(_mm_and_si128(x0, m3), _mm_load_si128((const __m128i *)k64),
-				  0x00);
-	x0 = _mm_xor_si128(x0, t);
-	/* 64 -> 32 bits (Barrett). */
-	t = _mm_clmulepi64_si128(_mm_and_si128(x0, m3), _mm_load_si128((const __m128i *)kpoly),
-				 0x10);
-	t = _mm_clmulepi64_si128(_mm_and_si128(t, m3), _mm_load_si128((const __m128i *)kpoly),
-				 0x00);
-	x0 = _mm_xor_si128(x0, t);
-	return ~(uint32_t)_mm_extract_epi32(x0, 1);
+	return crc_reduce(x0);
+}
+
+/*
+ * The same with 512-bit carry-less multiplies (VPCLMULQDQ): 64-byte
+ * blocks, the first padded in front as above, each 128-bit lane folded
+ * 512 bits on at once, then the four lanes joined. Fewer instructions
+ * for the 64-200 byte runs of small messages' frames.
+ */
+#define CRC512_TARGET \
+	__attribute__((target("pclmul,sse4.1,avx512f,avx512bw,avx512vl,vpclmulqdq")))
+
+/* Ones at bytes 64..67: a load at 64 - pad (128 - pad) puts the initial
+ * ones where the data of the first (second) block starts. */
+static const uint8_t init_ones512[192] __rte_aligned(64) = {
+	[64] = 0xff, [65] = 0xff, [66] = 0xff, [67] = 0xff,
+};
+/* Lanes 0..2 of a block moved on by 384, 256 and 128 bits (lane 3 stays,
+ * and its product here is dropped). */
+static const long long kjoin[8] __rte_aligned(64) = { K384, K256, K128, 0, 0 };
+
+/* Runs from here on take the 512-bit path: shorter ones are one or two
+ * 64-byte blocks mostly of padding, where the 128-bit path is as fast or
+ * faster (engine_bench: a 72-byte ICRC run 5 cycles slower on the 512-bit
+ * path, a 104-byte one 5 faster). */
+#define CRC512_MIN 96
+
+static bool crc_512_ok;
+
+CRC512_TARGET static inline __attribute__((always_inline)) __m512i
+fold512(__m512i x, __m512i k)
+{
+	return _mm512_xor_si512(_mm512_clmulepi64_epi128(x, k, 0x00),
+				_mm512_clmulepi64_epi128(x, k, 0x11));
+}
+
+CRC512_TARGET static inline __attribute__((always_inline)) uint32_t
+crc_short512(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
+{
+	uint32_t r = len & 63, pad = r != 0 ? 64 - r : 0, n = (len + pad) / 64, j;
+	__mmask64 first = ~0ULL << pad;
+	__m512i x, k, b;
+	__m128i y;
+
+	/* Block 0: zeros, then the first r bytes (all 64 when r is 0); the
+	 * masked loads read nothing before p or the mask's bytes. */
+	x = _mm512_maskz_loadu_epi8(first, p - pad);
+	if (mask != NULL)
+		x = _mm512_or_si512(x, _mm512_maskz_loadu_epi8(first, mask->b + 16 - pad));
+	x = _mm512_xor_si512(x, _mm512_loadu_si512(init_ones512 + 64 - pad));
+	if (n >= 2) {
+		k = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k512));
+		/* Block 1 holds the rest of the mask's bytes (those before byte
+		 * 64), and of the ones when block 0 has fewer than four bytes. */
+		b = _mm512_loadu_si512(p + 64 - pad);
+		if (mask != NULL)
+			b = _mm512_or_si512(b, _mm512_maskz_loadu_epi8(~first, mask->b + 80 - pad));
+		b = _mm512_xor_si512(b, _mm512_loadu_si512(init_ones512 + 128 - pad));
+		x = _mm512_xor_si512(fold512(x, k), b);
+		for (j = 2; j < n; j++)
+			x = _mm512_xor_si512(fold512(x, k), _mm512_loadu_si512(p + 64 * j - pad));
+	}
+	/* The four lanes into one, each moved on by its distance. */
+	b = fold512(x, _mm512_load_si512(kjoin));
+	y = _mm_xor_si128(_mm_xor_si128(_mm512_castsi512_si128(b), _mm512_extracti32x4_epi32(b, 1)),
+			  _mm_xor_si128(_mm512_extracti32x4_epi32(b, 2), _mm512_extracti32x4_epi32(x, 3)));
+	return crc_reduce(y);
 }
 
 /* The two instances, each with its mask known (none, or one). */
@@ -153,6 +233,18 @@ crc_masked(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 	return crc_short(p, len, mask);
 }
 
+CRC512_TARGET static uint32_t
+crc_plain512(const uint8_t *p, uint32_t len)
+{
+	return crc_short512(p, len, NULL);
+}
+
+CRC512_TARGET static uint32_t
+crc_masked512(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
+{
+	return crc_short512(p, len, mask);
+}
+
 bool
 droce_crc32_init(void)
 {
@@ -160,6 +252,8 @@ droce_crc32_init(void)
 		       rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) > 0 &&
 		       rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512BW) > 0 &&
 		       rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512VL) > 0;
+	crc_512_ok = crc_short_ok && rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) > 0 &&
+		     rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) > 0;
 	return crc_short_ok;
 }
 #else
@@ -175,7 +269,7 @@ droce_crc32(const void *p, uint32_t len)
 {
 #ifdef RTE_ARCH_X86
 	if (crc_short_ok && len >= 16 && len < SHORT_MAX)
-		return crc_plain(p, len);
+		return crc_512_ok && len >= CRC512_MIN ? crc_plain512(p, len) : crc_plain(p, len);
 #endif
 	return rte_net_crc_calc(p, len, RTE_NET_CRC32_ETH);
 }
@@ -189,7 +283,8 @@ droce_crc32_masked(const void *p, uint32_t len, const struct droce_crc_mask *mas
 	RTE_ASSERT(len < DROCE_CRC_MASKED_MAX);
 #ifdef RTE_ARCH_X86
 	if (crc_short_ok && len >= 16)
-		return crc_masked(p, len, mask);
+		return crc_512_ok && len >= CRC512_MIN ? crc_masked512(p, len, mask) :
+							 crc_masked(p, len, mask);
 #endif
 	/* Without the short path: the ICRC's view in a copy. */
 	memcpy(copy, p, len);
