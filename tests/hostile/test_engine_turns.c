@@ -271,32 +271,41 @@ await_opcode(uint32_t *psn)
 
 /* A QP that sent and completed everything lingers on the engine's active
  * list, drained: a post needs no kick and goes out at once. Quiet for a
- * sweep or two (some 250-500 us), the QP leaves the list, and the next
- * post wakes it again. */
+ * whole period between two sweeps (250 us apart), the QP leaves the
+ * list, and the next post wakes it again. */
 START_TEST(drained_qp_lingers_then_leaves)
 {
 	struct ibv_qp *ibqp = make_qp();
 	struct droce_qp *qp = droce_qp_of(ibqp);
-	unsigned i, polls;
+	unsigned i, polls, lingered = 0;
 	uint32_t psn;
 
-	for (i = 0; i < 3; i++) {
+	/* Each round takes microseconds: the QP lingers after each, unless
+	 * the thread lost its CPU for a whole sweep period (then it left,
+	 * idle, as it should, and the next post woke it). */
+	for (i = 0; i < 5; i++) {
 		post_write(ibqp, i);
 		ck_assert_int_eq(next_opcode(&psn), DROCE_OP_WRITE_ONLY);
 		ck_assert_uint_eq(psn, PSN + i);
 		deliver_ack(ibqp, psn, i + 1);
 		droce_dev_poll(peer.dev);
 		ck_assert_uint_eq(qp->sq.cons, i + 1);
-		ck_assert(qp->active);
-		ck_assert_uint_eq(qp->drained, 1);
-		ck_assert_uint_eq(qp->idle, 0);
+		if (qp->active) {
+			ck_assert_uint_eq(qp->drained, 1);
+			ck_assert_uint_eq(qp->idle, 0);
+			lingered++;
+		} else {
+			ck_assert_uint_eq(qp->idle, 1);
+		}
 	}
+	ck_assert_uint_gt(lingered, 0);
+	/* A sweep during the posts above may have started the quiet period
+	 * already: the QP leaves at the first or a later poll. */
 	for (polls = 0; qp->active; polls++) {
 		ck_assert_uint_lt(polls, 1000);
 		rte_delay_us_sleep(100);
 		droce_dev_poll(peer.dev);
 	}
-	ck_assert_uint_ge(polls, 2);
 	ck_assert_uint_eq(qp->idle, 1);
 	ck_assert_uint_eq(qp->drained, 0);
 	post_write(ibqp, i);
