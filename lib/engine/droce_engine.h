@@ -185,8 +185,8 @@ int droce_engine_send_woken(struct droce_engine *e, struct droce_qp *qp);
 void droce_engine_kick(struct droce_engine *e, struct droce_qp *qp);
 
 /** Posters order the doorbell by the compiler alone: the engine's
- *  droce_doorbell_heavy() is a membarrier(2) (droce_doorbell.c). Set once,
- *  by droce_doorbell_init(). */
+ *  droce_doorbell_heavy() is a membarrier(2) (droce_doorbell.c). Set by
+ *  droce_doorbell_init(), cleared for good if a membarrier ever fails. */
 extern bool droce_doorbell_light;
 
 /** Register for membarrier(2), once per process (the first engine). */

@@ -187,7 +187,9 @@ fold512(__m512i x, __m512i k)
 				_mm512_clmulepi64_epi128(x, k, 0x11));
 }
 
-CRC512_TARGET static inline __attribute__((always_inline)) uint32_t
+/* One instance for both callers: its mask is tested twice per run, not
+ * per block, so no copy with the mask known is needed. */
+CRC512_TARGET static uint32_t
 crc_short512(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 {
 	uint32_t r = len & 63, pad = r != 0 ? 64 - r : 0, n = (len + pad) / 64, j;
@@ -233,18 +235,6 @@ crc_masked(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 	return crc_short(p, len, mask);
 }
 
-CRC512_TARGET static uint32_t
-crc_plain512(const uint8_t *p, uint32_t len)
-{
-	return crc_short512(p, len, NULL);
-}
-
-CRC512_TARGET static uint32_t
-crc_masked512(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
-{
-	return crc_short512(p, len, mask);
-}
-
 bool
 droce_crc32_init(void)
 {
@@ -269,7 +259,7 @@ droce_crc32(const void *p, uint32_t len)
 {
 #ifdef RTE_ARCH_X86
 	if (crc_short_ok && len >= 16 && len < SHORT_MAX)
-		return crc_512_ok && len >= CRC512_MIN ? crc_plain512(p, len) : crc_plain(p, len);
+		return crc_512_ok && len >= CRC512_MIN ? crc_short512(p, len, NULL) : crc_plain(p, len);
 #endif
 	return rte_net_crc_calc(p, len, RTE_NET_CRC32_ETH);
 }
@@ -283,7 +273,7 @@ droce_crc32_masked(const void *p, uint32_t len, const struct droce_crc_mask *mas
 	RTE_ASSERT(len < DROCE_CRC_MASKED_MAX);
 #ifdef RTE_ARCH_X86
 	if (crc_short_ok && len >= 16)
-		return crc_512_ok && len >= CRC512_MIN ? crc_masked512(p, len, mask) :
+		return crc_512_ok && len >= CRC512_MIN ? crc_short512(p, len, mask) :
 							 crc_masked(p, len, mask);
 #endif
 	/* Without the short path: the ICRC's view in a copy. */
