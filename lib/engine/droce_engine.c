@@ -414,6 +414,7 @@ engine_flush_tx(struct droce_engine *e)
 
 	if (e->tx.n == 0)
 		return 0;
+	droce_tx_seal(&e->tx);
 	sent = droce_port_tx(e->port, e->queue, e->tx.pkts, e->tx.n);
 	if (sent < e->tx.n)
 		memmove(e->tx.pkts, e->tx.pkts + sent, (e->tx.n - sent) * sizeof(e->tx.pkts[0]));

@@ -62,21 +62,47 @@ droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32_t l4_len
 	return t->len;
 }
 
+/* The ICRC of the @p len bytes at @p p (the LRH's place, the headers,
+ * the payload and its pad), written right after them. */
+static void
+tmpl_icrc_write(uint8_t *p, uint32_t len, bool ipv6)
+{
+	uint32_t crc = rte_cpu_to_le_32(droce_crc32_masked(p, len, droce_icrc_mask(ipv6)));
+
+	memcpy(p + len, &crc, DROCE_ICRC_LEN);
+}
+
+int
+droce_hdr_tmpl_finish_later(const struct droce_hdr_tmpl *t, struct rte_mbuf *m)
+{
+	uint32_t len = rte_pktmbuf_data_len(m) - (t->l2_len - LRH_LEN);
+
+	/* A chained frame (payload in other segments) or a long one takes
+	 * the general path, which masks in place, now. */
+	if (m->nb_segs > 1 || len >= DROCE_CRC_MASKED_MAX)
+		return droce_icrc_append(m, t->l2_len);
+	return rte_pktmbuf_append(m, DROCE_ICRC_LEN) != NULL ? 1 : -ENOMEM;
+}
+
+void
+droce_hdr_tmpl_seal(struct rte_mbuf *m)
+{
+	uint32_t start = m->l2_len - LRH_LEN;
+
+	tmpl_icrc_write(rte_pktmbuf_mtod_offset(m, uint8_t *, start),
+			rte_pktmbuf_data_len(m) - DROCE_ICRC_LEN - start,
+			m->l3_len == sizeof(struct rte_ipv6_hdr));
+}
+
 int
 droce_hdr_tmpl_finish(const struct droce_hdr_tmpl *t, struct rte_mbuf *m)
 {
-	uint32_t start = t->l2_len - LRH_LEN, len = rte_pktmbuf_data_len(m) - start, crc;
-	uint8_t *icrc;
+	uint32_t start = t->l2_len - LRH_LEN;
+	int rc = droce_hdr_tmpl_finish_later(t, m);
 
-	/* A chained frame (payload in other segments) or a long one takes
-	 * the general path, which masks in place. */
-	if (m->nb_segs > 1 || len >= DROCE_CRC_MASKED_MAX)
-		return droce_icrc_append(m, t->l2_len);
-	crc = rte_cpu_to_le_32(droce_crc32_masked(rte_pktmbuf_mtod_offset(m, uint8_t *, start),
-						  len, droce_icrc_mask(t->l3.ipv6)));
-	icrc = (uint8_t *)rte_pktmbuf_append(m, DROCE_ICRC_LEN);
-	if (icrc == NULL)
-		return -ENOMEM;
-	memcpy(icrc, &crc, DROCE_ICRC_LEN);
+	if (rc <= 0)
+		return rc;
+	tmpl_icrc_write(rte_pktmbuf_mtod_offset(m, uint8_t *, start),
+			rte_pktmbuf_data_len(m) - DROCE_ICRC_LEN - start, t->l3.ipv6);
 	return 0;
 }

@@ -60,6 +60,27 @@ unsigned droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32
  */
 int droce_hdr_tmpl_finish(const struct droce_hdr_tmpl *t, struct rte_mbuf *m);
 
+/**
+ * droce_hdr_tmpl_finish() in two steps, for a sender that builds a burst
+ * of frames before it sends them: this one appends the ICRC's 4 bytes,
+ * and droce_hdr_tmpl_seal() writes them later, once the burst is built.
+ * The CRC then reads a frame whose stores have long left the store
+ * buffer (computed right after the payload's copy, its wide loads wait
+ * for those stores), and the CRCs of a burst, computed one after the
+ * other, overlap. Chained and long frames (from DROCE_CRC_MASKED_MAX
+ * bytes) get their ICRC at once. The frame must not change in between.
+ * @return 1 when the frame is to be sealed, 0 when its ICRC is in place,
+ * -ENOMEM when the ICRC does not fit.
+ */
+int droce_hdr_tmpl_finish_later(const struct droce_hdr_tmpl *t, struct rte_mbuf *m);
+
+/**
+ * Write the ICRC of a frame droce_hdr_tmpl_finish_later() left to seal.
+ * The frame's l2_len and l3_len (the IP header, 20 or 40 bytes) say
+ * where its headers are, as droce_tx_start() sets them.
+ */
+void droce_hdr_tmpl_seal(struct rte_mbuf *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -129,6 +129,9 @@ struct droce_tx {
 	uint64_t now;                /**< rte_get_tsc_cycles() of this iteration */
 	uint16_t n;
 	struct rte_mbuf *pkts[DROCE_TX_BURST];
+	/** The staged frames whose ICRC is still to be written, one bit per
+	 *  index of @ref pkts (droce_tx_seal()). */
+	uint64_t unsealed;
 	uint64_t *no_mbuf;           /**< the engine's count of failed mbuf allocations */
 	/** Mbufs taken from @ref mp in bulk, for the frames to come: one pool
 	 *  call per DROCE_TX_SPARE frames instead of one per frame. Given
@@ -199,8 +202,15 @@ droce_tx_cur(const struct droce_tx *tx, enum droce_hdr h)
 	return tx->bth + tx->op->off[h];
 }
 
-/** Append the ICRC and stage the packet. */
+/** Stage the packet, its ICRC appended (or left for droce_tx_seal()). */
 void droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m);
+
+/**
+ * Write the ICRCs droce_tx_finish() left to write in the frames staged
+ * in @p tx (see droce_hdr_tmpl_finish_later()). Call it before the
+ * staged frames leave @p tx: nothing else may read them as sent.
+ */
+void droce_tx_seal(struct droce_tx *tx);
 
 /* ---- congestion control (droce_cc.c) ---- */
 

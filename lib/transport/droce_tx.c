@@ -85,8 +85,20 @@ droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 	*tx->payload_bytes += rte_pktmbuf_pkt_len(m) -
 			      (uint32_t)(bth - rte_pktmbuf_mtod(m, const uint8_t *)) - op->hdr_len -
 			      droce_bth_pad((const struct droce_bth *)bth);
-	droce_hdr_tmpl_finish(tx->tmpl, m);
+	RTE_BUILD_BUG_ON(DROCE_TX_BURST > 64);
+	if (droce_hdr_tmpl_finish_later(tx->tmpl, m) > 0)
+		tx->unsealed |= UINT64_C(1) << tx->n;
 	tx->pkts[tx->n++] = m;
+}
+
+void
+droce_tx_seal(struct droce_tx *tx)
+{
+	uint64_t left = tx->unsealed;
+
+	for (; left != 0; left &= left - 1)
+		droce_hdr_tmpl_seal(tx->pkts[rte_bsf64(left)]);
+	tx->unsealed = 0;
 }
 
 int
