@@ -230,7 +230,7 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 {
 	uint32_t flags = pkt->op->flags;
 	struct droce_recv_wqe *r = NULL;
-	uint8_t *dst;
+	uint8_t *dst = NULL;
 
 	if (!resp_len_ok(tx, qp, pkt) || !resp_op_enabled(tx, qp, pkt, IBV_ACCESS_REMOTE_WRITE))
 		return false;
@@ -244,9 +244,9 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		/* The whole range the RETH names, before a byte of it is
 		 * written: a WRITE that runs past its region writes nothing. */
 		if (qp->resp.write_resid > 0 &&
-		    droce_rkey_addr(tx->mrt, qp->qpn, qp->resp.write_rkey, qp->pd_handle,
-				    qp->resp.write_va, qp->resp.write_resid,
-				    IBV_ACCESS_REMOTE_WRITE) == NULL) {
+		    (dst = droce_rkey_addr(tx->mrt, qp->qpn, qp->resp.write_rkey, qp->pd_handle,
+					   qp->resp.write_va, qp->resp.write_resid,
+					   IBV_ACCESS_REMOTE_WRITE)) == NULL) {
 			tx->rxs->rx_bad_access++;
 			resp_error(tx, qp, DROCE_NAK_REM_ACCESS_ERR, pkt->psn,
 				   "WRITE outside the region");
@@ -261,8 +261,10 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	}
 	if ((flags & DROCE_OPF_IMMDT) && (r = resp_need_recv(qp, pkt)) == NULL)
 		return false;
-	/* Looked up again per packet: the region may be gone since the FIRST. */
-	if ((dst = droce_rkey_addr(tx->mrt, qp->qpn, qp->resp.write_rkey, qp->pd_handle,
+	/* Looked up again per packet after the FIRST: the region may be gone
+	 * since. A FIRST's (or ONLY's) payload starts the range just looked up. */
+	if (!(flags & DROCE_OPF_FIRST) &&
+	    (dst = droce_rkey_addr(tx->mrt, qp->qpn, qp->resp.write_rkey, qp->pd_handle,
 				   qp->resp.write_va, pkt->payload_len,
 				   IBV_ACCESS_REMOTE_WRITE)) == NULL && pkt->payload_len > 0) {
 		tx->rxs->rx_bad_access++;
