@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# droce's engine in instructions per message, which no other load on the
+# machine moves: engine_bench's cases under valgrind's callgrind, counting
+# only inside droce_dev_poll() (and ibv_post_send() for write_tx), split
+# by the part of droce the instructions are in. Two builds compared this
+# way differ by what their code does, to the instruction; cycles (what
+# engine_bench and droce-perf report) add the machine's state, which on a
+# shared VM moves them by 1.5-3x from one minute to the next.
+#
+# Usage: instr.sh [-r RUNS] BUILD_DIR [CASE...]
+#   CASE  write_rx, write_tx or idle, with :N for N messages per run
+#         (default: write_rx:32 write_tx:32 write_rx:1 write_tx:1 idle)
+#   -r    runs per case (default 2000; the first few warm up, and count)
+# BUILD_DIR must be built for a CPU without AVX-512, which valgrind cannot
+# run: scripts/build.sh build/instr -Dcpu=x86-64-v3. Without AVX-512 the
+# ICRC takes another path than on such a CPU (rte_net_crc, the mask byte
+# by byte), so the CRC is reported apart and left out of the groups.
+# Prints a markdown table. Not part of CI; about 30 s per case.
+set -euo pipefail
+
+usage="usage: instr.sh [-r RUNS] BUILD_DIR [CASE...]"
+runs=2000
+while getopts r: opt; do
+	case $opt in
+	r) runs=$OPTARG ;;
+	*) echo "$usage" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+build=${1:?$usage}
+shift
+cases=("$@")
+(( ${#cases[@]} > 0 )) || cases=(write_rx:32 write_tx:32 write_rx:1 write_tx:1 idle)
+exe=$build/tests/bench/engine_bench
+[[ -x $exe ]] || { echo "instr: $exe is not built" >&2; exit 1; }
+command -v valgrind >/dev/null || { echo "instr: valgrind is missing" >&2; exit 1; }
+tmp=$(mktemp -d /tmp/droce-instr.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+for c in "${cases[@]}"; do
+	name=${c%%:*}
+	n=1
+	[[ $c == *:* ]] && n=${c##*:}
+	toggles=(--toggle-collect=droce_dev_poll)
+	[[ $name == write_tx ]] && toggles+=(--toggle-collect=droce_post_send)
+	args=(-r "$runs" -t -c "$name" -e "--no-huge -m 512")
+	[[ $name == idle ]] || args+=(-n "$n")
+	if ! valgrind --tool=callgrind "${toggles[@]}" --callgrind-out-file="$tmp/$name-$n.out" \
+		"$exe" "${args[@]}" >"$tmp/$name-$n.log" 2>&1; then
+		echo "instr: $c failed (a build for a CPU with AVX-512?):" >&2
+		grep -v '^==' "$tmp/$name-$n.log" | tail -n 5 >&2
+		exit 1
+	fi
+	callgrind_annotate --threshold=100 --auto=no --show-percs=no "$tmp/$name-$n.out" >"$tmp/$name-$n.txt"
+	echo "$name $n $runs" >>"$tmp/cases"
+done
+
+python3 - "$tmp" <<'PY'
+import os, re, sys
+
+tmp = sys.argv[1]
+# Where a source file's instructions go. A header's lines count for the
+# function they were inlined into, and so for that function's file.
+groups = [
+    ("post", ("lib/verbs/droce_verbs_post.c", "lib/verbs/droce_verbs_qpx.c")),
+    ("rx", ("lib/wire/droce_pkt.c", "lib/port/droce_port_rx.c", "lib/port/droce_gid.c")),
+    ("icrc (less the CRC)", ("lib/wire/droce_icrc.c",)),
+    ("validity", ("lib/transport/droce_rx_check.c",)),
+    ("responder", ("lib/transport/droce_resp.c",)),
+    ("copy", ("lib/mr/", "lib/transport/droce_payload.c", "lib/wire/droce_mbuf.c", "memmove", "memcpy")),
+    ("completion", ("lib/transport/droce_comp.c", "lib/qp/droce_cq")),
+    ("requester", ("lib/transport/droce_req.c", "lib/transport/droce_tx.c",
+                   "lib/transport/droce_hdr_tmpl.c", "lib/transport/droce_zcopy.c")),
+    ("tx", ("lib/port/droce_port_tx.c",)),
+    ("port (ring PMD, ethdev, mbufs)", ("librte_net_ring", "rte_ethdev.h", "librte_mbuf", "rte_mbuf.h",
+                                        "rte_mempool.h")),
+]
+crc = ("lib/wire/droce_crc.c", "rte_net_crc", "librte_net.so")
+line = re.compile(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S+?):(\S+)(?:\s+\[(.*)\])?\s*$")
+
+def group_of(text):
+    for name, keys in groups:
+        if any(k in text for k in keys):
+            return name
+    return None
+
+print("| case | messages per run | instructions per message | CRC (apart) | "
+      + " | ".join(g for g, _ in groups) + " | engine and the rest |")
+print("|---|---|---|---|" + "---|" * (len(groups) + 1))
+for spec in open(os.path.join(tmp, "cases")):
+    name, n, runs = spec.split()
+    msgs = int(n) * int(runs)
+    entries = []
+    for l in open(os.path.join(tmp, f"{name}-{n}.txt")):
+        m = line.match(l)
+        if m and m.group(2) != "PROGRAM" and not l.strip().startswith("Ir"):
+            entries.append((int(m.group(1).replace(",", "")), m.group(2), m.group(3), m.group(4) or ""))
+    home = {fn: f for ir, f, fn, obj in entries if f.endswith(".c") and "/lib/" in f}
+    sums = {g: 0 for g, _ in groups}
+    crc_ir = rest = total = 0
+    for ir, f, fn, obj in entries:
+        total += ir
+        where = f"{f} {obj}"
+        if any(k in where for k in crc) or home.get(fn, "").endswith("droce_crc.c"):
+            crc_ir += ir
+            continue
+        if f.endswith(".h"):
+            g = group_of(home.get(fn, "")) or group_of(where)
+        else:
+            g = group_of(where)
+        if g is None:
+            rest += ir
+        else:
+            sums[g] += ir
+    cells = [f"{total / msgs:.0f}", f"{crc_ir / msgs:.0f}"] + \
+            [f"{sums[g] / msgs:.0f}" for g, _ in groups] + [f"{rest / msgs:.0f}"]
+    print(f"| {name} | {n} | " + " | ".join(cells) + " |")
+PY
