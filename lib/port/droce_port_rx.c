@@ -261,18 +261,29 @@ rx_steer(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf **pk
 }
 
 /* Capture, classify, steer and compact @p n frames in place. @return
- * those kept. */
+ * those kept. A frame whose headers are the last kept one's but for its
+ * lengths and PSN (the next frame of the same QP, mostly) takes that
+ * one's parse (droce_pkt_predict()), and its verdict: the same addresses
+ * are the port's, the same QPN ours. */
 static uint16_t
 rx_classify(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture *c,
 	    struct rte_mbuf **pkts, uint16_t n, bool looped)
 {
+	struct rte_mbuf *last = NULL;
 	uint16_t i, kept = 0;
 
 	if (c != NULL)
 		droce_capture_frames(c, p->port_id, pkts, n, RTE_PCAPNG_DIRECTION_IN);
-	for (i = 0; i < n; i++)
-		if (rx_one(p, pq, pkts[i], looped))
-			pkts[kept++] = pkts[i];
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+
+		if ((last != NULL &&
+		     droce_pkt_predict(last, droce_pkt_of(last), m, droce_pkt_of(m))) ||
+		    rx_one(p, pq, m, looped)) {
+			pkts[kept++] = m;
+			last = m;
+		}
+	}
 	return rx_steer(p, pq, pkts, kept);
 }
 

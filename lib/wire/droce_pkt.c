@@ -195,6 +195,142 @@ droce_pkt_parse(struct rte_mbuf *m, struct droce_pkt *pkt, bool check_icrc)
 	return err;
 }
 
+/*
+ * Header prediction (droce_pkt_predict()). A frame's bytes up to the
+ * BTH's destination QP, but for the lengths, the checksums, IPv4's
+ * identification and the pad count, are compared with the last frame's,
+ * 8 bytes at a time under a mask. There is one layout per IP version and
+ * 802.1Q tag (no IP options or IPv6 extension headers), each compiled on
+ * its own: its offsets and the place of its mask are constants, so each
+ * word costs two loads, an XOR and an AND. Whatever differs from the
+ * last frame (another QP, an ECN mark, another opcode) leaves the frame
+ * to parse().
+ */
+
+#define PREDICT_WORDS 10   /* 80 bytes: the longest, 802.1Q + IPv6, needs 74 */
+
+/* [IPv6][802.1Q tag][word]: ones where the layout's bytes are compared. */
+static uint64_t predict_masks[2][2][PREDICT_WORDS];
+
+/* Which bytes a layout compares, its IP header at @p l3: all of the
+ * headers but the IP length (and IPv4's identification and checksum),
+ * the UDP length and checksum; the BTH to its QPN. */
+RTE_INIT(droce_pkt_predict_init)
+{
+	for (unsigned v6 = 0; v6 < 2; v6++) {
+		for (unsigned tag = 0; tag < 2; tag++) {
+			unsigned l3 = sizeof(struct rte_ether_hdr) +
+				      (tag ? sizeof(struct rte_vlan_hdr) : 0);
+			unsigned l4 = l3 + (v6 ? sizeof(struct rte_ipv6_hdr) :
+						 sizeof(struct rte_ipv4_hdr));
+			unsigned bth = l4 + sizeof(struct rte_udp_hdr);
+			uint8_t mask[PREDICT_WORDS * 8] = { 0 };
+
+			if (v6) {
+				memset(mask, 0xff, l3 + 4);
+				memset(mask + l3 + 6, 0xff, l4 + 4 - (l3 + 6));
+			} else {
+				memset(mask, 0xff, l3 + 2);
+				memset(mask + l3 + 6, 0xff, 4);
+				memset(mask + l3 + 12, 0xff, l4 + 4 - (l3 + 12));
+			}
+			memset(mask + bth, 0xff, 8);
+			/* The pad count may differ (read from the frame). */
+			mask[bth + 1] = (uint8_t)~DROCE_BTH_PAD_MASK;
+			memcpy(predict_masks[v6][tag], mask, sizeof(mask));
+		}
+	}
+}
+
+/* droce_pkt_predict() for the layout of @p l3 and @p v6 (constants). */
+static inline __attribute__((always_inline)) bool
+predict_layout(const struct rte_mbuf *prev, const struct droce_pkt *prev_pkt,
+	       const struct rte_mbuf *m, struct droce_pkt *pkt, const unsigned l3, const bool v6)
+{
+	const unsigned l4 = l3 + (v6 ? sizeof(struct rte_ipv6_hdr) : sizeof(struct rte_ipv4_hdr));
+	const unsigned words = (l4 + sizeof(struct rte_udp_hdr) + 8 + 7) / 8;
+	const struct droce_opcode_info *op = prev_pkt->op;
+	const uint8_t *a = rte_pktmbuf_mtod(prev, const uint8_t *);
+	const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
+	const struct droce_bth *bth = (const struct droce_bth *)(b + prev_pkt->bth_off);
+	uint32_t frame_len = rte_pktmbuf_pkt_len(m) - l3;
+	uint32_t l4_len, udp_len, rest, payload_len;
+	uint64_t diff = 0;
+	unsigned pad;
+	uint16_t v;
+
+	RTE_BUILD_BUG_ON((sizeof(struct rte_ether_hdr) + sizeof(struct rte_vlan_hdr) +
+			  sizeof(struct rte_ipv6_hdr) + sizeof(struct rte_udp_hdr) + 8 + 7) / 8 >
+			 PREDICT_WORDS);
+	/* Every header, extension headers included, in the first segment,
+	 * as parse() requires; the words compared in both frames. */
+	if (rte_pktmbuf_data_len(m) < RTE_MAX((unsigned)prev_pkt->payload_off, words * 8) ||
+	    rte_pktmbuf_data_len(prev) < words * 8)
+		return false;
+#pragma GCC unroll 10
+	for (unsigned i = 0; i < words; i++) {
+		uint64_t x, y;
+
+		memcpy(&x, a + 8 * i, sizeof(x));
+		memcpy(&y, b + 8 * i, sizeof(y));
+		diff |= (x ^ y) & predict_masks[v6][l3 != sizeof(struct rte_ether_hdr)][i];
+	}
+	if (diff != 0)
+		return false;
+	/* The same headers: only what parse() checks of the lengths is left. */
+	memcpy(&v, b + l3 + (v6 ? offsetof(struct rte_ipv6_hdr, payload_len) :
+			       offsetof(struct rte_ipv4_hdr, total_length)), sizeof(v));
+	l4_len = rte_be_to_cpu_16(v);
+	if (v6) {
+		if (sizeof(struct rte_ipv6_hdr) + l4_len > frame_len)
+			return false;
+	} else {
+		if (l4_len < sizeof(struct rte_ipv4_hdr) || l4_len > frame_len)
+			return false;
+		l4_len -= sizeof(struct rte_ipv4_hdr);
+	}
+	memcpy(&v, b + l4 + offsetof(struct rte_udp_hdr, dgram_len), sizeof(v));
+	udp_len = rte_be_to_cpu_16(v);
+	if (udp_len != l4_len ||
+	    udp_len < sizeof(struct rte_udp_hdr) + sizeof(struct droce_bth) + DROCE_ICRC_LEN)
+		return false;
+	rest = udp_len - (uint32_t)sizeof(struct rte_udp_hdr);
+	pad = droce_bth_pad(bth);
+	if (rest < (uint32_t)op->hdr_len + pad + DROCE_ICRC_LEN)
+		return false;
+	payload_len = rest - op->hdr_len - pad - DROCE_ICRC_LEN;
+	if ((payload_len != 0 || pad != 0) && !(op->flags & DROCE_OPF_PAYLOAD))
+		return false;
+	*pkt = *prev_pkt;
+	pkt->pad = (uint8_t)pad;
+	pkt->payload_len = payload_len;
+	pkt->psn = droce_bth_psn(bth);
+	return true;
+}
+
+bool
+droce_pkt_predict(const struct rte_mbuf *prev, const struct droce_pkt *prev_pkt,
+		  const struct rte_mbuf *m, struct droce_pkt *pkt)
+{
+	const unsigned eth = sizeof(struct rte_ether_hdr), tag = sizeof(struct rte_vlan_hdr);
+	unsigned l3_len = prev_pkt->l4_off - prev_pkt->l3_off;
+
+	if (prev_pkt->ipv6) {
+		if (l3_len != sizeof(struct rte_ipv6_hdr))
+			return false;
+		if (prev_pkt->l3_off == eth)
+			return predict_layout(prev, prev_pkt, m, pkt, eth, true);
+		return prev_pkt->l3_off == eth + tag &&
+		       predict_layout(prev, prev_pkt, m, pkt, eth + tag, true);
+	}
+	if (l3_len != sizeof(struct rte_ipv4_hdr))
+		return false;
+	if (prev_pkt->l3_off == eth)
+		return predict_layout(prev, prev_pkt, m, pkt, eth, false);
+	return prev_pkt->l3_off == eth + tag &&
+	       predict_layout(prev, prev_pkt, m, pkt, eth + tag, false);
+}
+
 unsigned
 droce_l3_hdr_len(const struct droce_l3_addr *a)
 {

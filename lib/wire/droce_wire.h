@@ -396,6 +396,21 @@ enum droce_parse_err {
 enum droce_parse_err droce_pkt_parse(struct rte_mbuf *m, struct droce_pkt *pkt,
 				     bool check_icrc);
 
+/**
+ * Header prediction: parse @p m from @p prev, a frame droce_pkt_parse()
+ * accepted with @p prev_pkt (and still held), when their headers are the
+ * same bytes up to the BTH's destination QP but for the lengths (IP,
+ * UDP), the checksums, IPv4's identification and the BTH's pad count,
+ * and both have no IP options or IPv6 extension headers. A burst's frames of one QP are such
+ * a run: each then costs a masked compare and parse()'s length checks,
+ * not a whole parse. Whatever it accepts, droce_pkt_parse() accepts with
+ * the same result (without the ICRC check, which stays to be done).
+ * @return true and @p pkt filled; false when @p m is to be parsed in full
+ * (which also rejects and counts what is wrong with it).
+ */
+bool droce_pkt_predict(const struct rte_mbuf *prev, const struct droce_pkt *prev_pkt,
+		       const struct rte_mbuf *m, struct droce_pkt *pkt);
+
 /** Pointer to header @p h of a parsed packet (NULL when the opcode has none). */
 static inline void *
 droce_pkt_hdr(const struct rte_mbuf *m, const struct droce_pkt *pkt, enum droce_hdr h)

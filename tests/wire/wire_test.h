@@ -49,5 +49,6 @@ Suite *suite_malformed(void);
 Suite *suite_icrc(void);
 Suite *suite_mbuf(void);
 Suite *suite_hdr_tmpl(void);
+Suite *suite_predict(void);
 
 #endif
