@@ -15,12 +15,19 @@ struct droce_hdr_tmpl *
 droce_hdr_tmpl_get(struct droce_hdr_tmpl *t, const struct droce_l3_addr *l3, uint16_t udp_sport,
 		   uint8_t tclass)
 {
-	struct droce_l3_addr a;
-	uint8_t *ip;
-
 	if (likely(t->valid && t->udp_sport == udp_sport && t->tclass == tclass &&
 		   memcmp(&t->l3, l3, sizeof(*l3)) == 0))
 		return t;
+	return droce_hdr_tmpl_build(t, l3, udp_sport, tclass);
+}
+
+struct droce_hdr_tmpl *
+droce_hdr_tmpl_build(struct droce_hdr_tmpl *t, const struct droce_l3_addr *l3,
+		     uint16_t udp_sport, uint8_t tclass)
+{
+	struct droce_l3_addr a;
+	uint8_t *ip;
+
 	memcpy(&t->l3, l3, sizeof(*l3));
 	t->udp_sport = udp_sport;
 	t->tclass = tclass;

@@ -47,6 +47,34 @@ struct droce_hdr_tmpl *droce_hdr_tmpl_get(struct droce_hdr_tmpl *t,
 					  const struct droce_l3_addr *l3, uint16_t udp_sport,
 					  uint8_t tclass);
 
+/** Build @p t for @p l3, @p udp_sport and @p tclass. @return @p t. */
+struct droce_hdr_tmpl *droce_hdr_tmpl_build(struct droce_hdr_tmpl *t,
+					    const struct droce_l3_addr *l3, uint16_t udp_sport,
+					    uint8_t tclass);
+
+/**
+ * droce_hdr_tmpl_get() for a template whose owner calls
+ * droce_hdr_tmpl_invalidate() whenever it rewrites @p l3 (a QP's address
+ * vector, routed by its engine): the addresses are not compared, which
+ * spares every frame a 60-byte comparison; the UDP source port and the
+ * traffic class (whose ECN bits change with a CNP) still are.
+ */
+static inline struct droce_hdr_tmpl *
+droce_hdr_tmpl_get_owned(struct droce_hdr_tmpl *t, const struct droce_l3_addr *l3,
+			 uint16_t udp_sport, uint8_t tclass)
+{
+	if (likely(t->valid && t->udp_sport == udp_sport && t->tclass == tclass))
+		return t;
+	return droce_hdr_tmpl_build(t, l3, udp_sport, tclass);
+}
+
+/** The addresses @p t was built from are about to change. */
+static inline void
+droce_hdr_tmpl_invalidate(struct droce_hdr_tmpl *t)
+{
+	t->valid = false;
+}
+
 /**
  * Write @p t's headers at @p p for a frame whose BTH, extension headers,
  * payload and pad take @p l4_len bytes. @return the BTH's offset.

@@ -35,6 +35,8 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 	struct droce_hdr_tmpl *t;
 	struct rte_mbuf *m;
 	unsigned bth_off;
+	uint16_t sport;
+	uint8_t tclass;
 	uint8_t *p;
 
 	if (droce_tx_room(tx) == 0)
@@ -48,10 +50,12 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 	 * goes Not-ECT, as NICs send it). A UD address handle may serve QPs of
 	 * several engines at once: its frames use the engine's own template,
 	 * rebuilt when the AH changes. */
-	t = droce_hdr_tmpl_get(av == &qp->av ? &av->tmpl : &tx->ud_tmpl, &av->l3,
-			       droce_udp_sport(av->l3.flow_label, qp->qpn, dqpn),
-			       (uint8_t)((av->l3.tclass & ~0x3u) |
-					 (opcode == DROCE_OPCODE_CNP ? 0 : tx->cc.ecn)));
+	sport = droce_udp_sport(av->l3.flow_label, qp->qpn, dqpn);
+	tclass = (uint8_t)((av->l3.tclass & ~0x3u) | (opcode == DROCE_OPCODE_CNP ? 0 : tx->cc.ecn));
+	/* A QP's own template is invalidated where its addresses are routed
+	 * (droce_av_route()); the engine's one for UD compares them. */
+	t = av == &qp->av ? droce_hdr_tmpl_get_owned(&av->tmpl, &av->l3, sport, tclass) :
+			    droce_hdr_tmpl_get(&tx->ud_tmpl, &av->l3, sport, tclass);
 	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(t->len + l4len));
 	if (p == NULL) {
 		rte_pktmbuf_free(m);
@@ -109,6 +113,7 @@ droce_av_route(struct droce_tx *tx, struct droce_av *av)
 
 	if (av->routed)
 		return 0;
+	droce_hdr_tmpl_invalidate(&av->tmpl);
 	rc = droce_port_route(tx->port, tx->queue, grh->sgid_index, grh->dgid.raw, &av->l3);
 	if (rc != 0)
 		return rc;
