@@ -69,16 +69,6 @@ droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32_t l4_len
 	return t->len;
 }
 
-/* The ICRC of the @p len bytes at @p p (the LRH's place, the headers,
- * the payload and its pad), written right after them. */
-static void
-tmpl_icrc_write(uint8_t *p, uint32_t len, bool ipv6)
-{
-	uint32_t crc = rte_cpu_to_le_32(droce_crc32_masked(p, len, droce_icrc_mask(ipv6)));
-
-	memcpy(p + len, &crc, DROCE_ICRC_LEN);
-}
-
 int
 droce_hdr_tmpl_finish_later(const struct droce_hdr_tmpl *t, struct rte_mbuf *m)
 {
@@ -95,21 +85,10 @@ void
 droce_hdr_tmpl_seal(struct rte_mbuf *m)
 {
 	uint32_t start = m->l2_len - LRH_LEN;
+	uint8_t *p = rte_pktmbuf_mtod_offset(m, uint8_t *, start);
+	uint32_t len = rte_pktmbuf_data_len(m) - DROCE_ICRC_LEN - start;
+	uint32_t crc = rte_cpu_to_le_32(droce_crc32_masked(
+		p, len, droce_icrc_mask(m->l3_len == sizeof(struct rte_ipv6_hdr))));
 
-	tmpl_icrc_write(rte_pktmbuf_mtod_offset(m, uint8_t *, start),
-			rte_pktmbuf_data_len(m) - DROCE_ICRC_LEN - start,
-			m->l3_len == sizeof(struct rte_ipv6_hdr));
-}
-
-int
-droce_hdr_tmpl_finish(const struct droce_hdr_tmpl *t, struct rte_mbuf *m)
-{
-	uint32_t start = t->l2_len - LRH_LEN;
-	int rc = droce_hdr_tmpl_finish_later(t, m);
-
-	if (rc <= 0)
-		return rc;
-	tmpl_icrc_write(rte_pktmbuf_mtod_offset(m, uint8_t *, start),
-			rte_pktmbuf_data_len(m) - DROCE_ICRC_LEN - start, t->l3.ipv6);
-	return 0;
+	memcpy(p + len, &crc, DROCE_ICRC_LEN);
 }

@@ -83,13 +83,7 @@ unsigned droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32
 
 /**
  * The frame @p m, started with droce_hdr_tmpl_start() and complete up to
- * its pad, gets its ICRC appended. @return 0, or -ENOMEM when the ICRC
- * does not fit.
- */
-int droce_hdr_tmpl_finish(const struct droce_hdr_tmpl *t, struct rte_mbuf *m);
-
-/**
- * droce_hdr_tmpl_finish() in two steps, for a sender that builds a burst
+ * its pad, gets its ICRC, in two steps for a sender that builds a burst
  * of frames before it sends them: this one appends the ICRC's 4 bytes,
  * and droce_hdr_tmpl_seal() writes them later, once the burst is built.
  * The CRC then reads a frame whose stores have long left the store

@@ -252,7 +252,7 @@ predict_layout(const struct rte_mbuf *prev, const struct droce_pkt *prev_pkt,
 	const struct droce_opcode_info *op = prev_pkt->op;
 	const uint8_t *a = rte_pktmbuf_mtod(prev, const uint8_t *);
 	const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
-	const struct droce_bth *bth = (const struct droce_bth *)(b + prev_pkt->bth_off);
+	const struct droce_bth *bth = (const struct droce_bth *)(b + l4 + sizeof(struct rte_udp_hdr));
 	uint32_t frame_len = rte_pktmbuf_pkt_len(m) - l3;
 	uint32_t l4_len, udp_len, rest, payload_len;
 	uint64_t diff = 0;
@@ -313,22 +313,20 @@ droce_pkt_predict(const struct rte_mbuf *prev, const struct droce_pkt *prev_pkt,
 		  const struct rte_mbuf *m, struct droce_pkt *pkt)
 {
 	const unsigned eth = sizeof(struct rte_ether_hdr), tag = sizeof(struct rte_vlan_hdr);
-	unsigned l3_len = prev_pkt->l4_off - prev_pkt->l3_off;
+	const bool v6 = prev_pkt->ipv6;
 
-	if (prev_pkt->ipv6) {
-		if (l3_len != sizeof(struct rte_ipv6_hdr))
-			return false;
-		if (prev_pkt->l3_off == eth)
-			return predict_layout(prev, prev_pkt, m, pkt, eth, true);
-		return prev_pkt->l3_off == eth + tag &&
-		       predict_layout(prev, prev_pkt, m, pkt, eth + tag, true);
-	}
-	if (l3_len != sizeof(struct rte_ipv4_hdr))
+	/* No IP options, no IPv6 extension headers. */
+	if ((size_t)(prev_pkt->l4_off - prev_pkt->l3_off) !=
+	    (v6 ? sizeof(struct rte_ipv6_hdr) : sizeof(struct rte_ipv4_hdr)))
 		return false;
+	/* Each layout with its own constants. */
 	if (prev_pkt->l3_off == eth)
-		return predict_layout(prev, prev_pkt, m, pkt, eth, false);
-	return prev_pkt->l3_off == eth + tag &&
-	       predict_layout(prev, prev_pkt, m, pkt, eth + tag, false);
+		return v6 ? predict_layout(prev, prev_pkt, m, pkt, eth, true) :
+			    predict_layout(prev, prev_pkt, m, pkt, eth, false);
+	if (prev_pkt->l3_off == eth + tag)
+		return v6 ? predict_layout(prev, prev_pkt, m, pkt, eth + tag, true) :
+			    predict_layout(prev, prev_pkt, m, pkt, eth + tag, false);
+	return false;
 }
 
 unsigned

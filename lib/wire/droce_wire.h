@@ -401,9 +401,9 @@ enum droce_parse_err droce_pkt_parse(struct rte_mbuf *m, struct droce_pkt *pkt,
  * accepted with @p prev_pkt (and still held), when their headers are the
  * same bytes up to the BTH's destination QP but for the lengths (IP,
  * UDP), the checksums, IPv4's identification and the BTH's pad count,
- * and both have no IP options or IPv6 extension headers. A burst's frames of one QP are such
- * a run: each then costs a masked compare and parse()'s length checks,
- * not a whole parse. Whatever it accepts, droce_pkt_parse() accepts with
+ * and both have no IP options or IPv6 extension headers. A burst's frames
+ * of one QP are such a run: each then costs a masked compare and the
+ * parse's length checks, not a whole parse. Whatever it accepts, droce_pkt_parse() accepts with
  * the same result (without the ICRC check, which stays to be done).
  * @return true and @p pkt filled; false when @p m is to be parsed in full
  * (which also rejects and counts what is wrong with it).

@@ -10,7 +10,7 @@
  * completed everything lingers on the active list (drained) until the
  * engine's sweep lets it go, and posts racing those sweeps are not lost.
  * An engine with a progress thread holds nothing back, and the first
- * busy iterations are all timed.
+ * busy iterations are all timed. A new path changes the headers sent.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -321,6 +321,50 @@ END_TEST
  * idle, so posts run the engine too) lets the QP go while the application
  * posts at random times around the linger period. No post may be lost:
  * each WRITE reaches the peer, and its completion the application. */
+/* The IPv4 TTL of the next frame the device has sent, a WRITE ONLY. */
+static unsigned
+next_write_ttl(void)
+{
+	struct droce_pkt pkt;
+	struct rte_mbuf *m;
+	unsigned ttl;
+
+	ck_assert_int_eq(rte_ring_dequeue(peer.from_dev, (void **)&m), 0);
+	ck_assert_int_eq(droce_pkt_parse(m, &pkt, true), DROCE_PARSE_OK);
+	ck_assert_int_eq(pkt.opcode, DROCE_OP_WRITE_ONLY);
+	ck_assert(!pkt.ipv6);
+	ttl = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *, pkt.l3_off)->time_to_live;
+	rte_pktmbuf_free(m);
+	return ttl;
+}
+
+/* A QP's frames start from its header template, which is not compared
+ * with the QP's addresses at every frame: a new path (SQD -> SQD with
+ * IBV_QP_AV, here another hop limit) must still reach the wire. */
+START_TEST(new_path_new_headers)
+{
+	struct ibv_qp *qp = make_qp();
+	struct ibv_qp_attr a;
+
+	post_write(qp, 0);
+	ck_assert_uint_eq(next_write_ttl(), 64);
+	deliver_ack(qp, PSN, 1);
+	droce_dev_poll(peer.dev);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_SQD;
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	droce_dev_poll(peer.dev);
+	ck_assert_int_eq(ibv_query_qp(qp, &a, IBV_QP_AV, &(struct ibv_qp_init_attr){ 0 }), 0);
+	a.ah_attr.grh.hop_limit = 7;
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_AV), 0);
+	a.qp_state = IBV_QPS_RTS;
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	post_write(qp, 1);
+	ck_assert_uint_eq(next_write_ttl(), 7);
+	destroy(qp);
+}
+END_TEST
+
 START_TEST(posts_race_the_sweep)
 {
 	struct ibv_qp *ibqp = make_qp();
@@ -368,6 +412,7 @@ main(void)
 	tcase_add_test(tc, drained_qp_lingers_then_leaves);
 	tcase_add_test(tc, posts_race_the_sweep);
 	tcase_add_test(tc, ack_not_held_with_a_runner);
+	tcase_add_test(tc, new_path_new_headers);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

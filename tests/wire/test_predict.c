@@ -178,7 +178,8 @@ START_TEST(test_predict_layouts)
 }
 END_TEST
 
-/* Another QP, opcode or ECN mark: left to the parse. */
+/* Another QP, opcode, ECN mark or destination MAC (which the port's
+ * filter, not the parse, judges): left to the parse. */
 START_TEST(test_predict_declines)
 {
 	static uint8_t prev[MAX_FRAME], q[MAX_FRAME];
@@ -192,7 +193,7 @@ START_TEST(test_predict_declines)
 	prev_len = frame(prev, &a, false, 0x10, 64);
 	pm = test_mbuf(prev, prev_len);
 	ck_assert_int_eq(droce_pkt_parse(pm, &pp, false), DROCE_PARSE_OK);
-	for (unsigned k = 0; k < 4; k++) {
+	for (unsigned k = 0; k < 5; k++) {
 		q_len = frame(q, &a, k == 1, 0x11, 64);
 		if (k == 0)
 			q[bth + 7] ^= 1;        /* another destination QP */
@@ -200,6 +201,8 @@ START_TEST(test_predict_declines)
 			q[15] |= 3;             /* ECN: CE */
 		else if (k == 3)
 			q[bth + 4] |= 0x80;     /* FECN */
+		else if (k == 4)
+			q[5] ^= 1;              /* another destination MAC */
 		qm = test_mbuf(q, q_len);
 		ck_assert(!droce_pkt_predict(pm, &pp, qm, &pred));
 		rte_pktmbuf_free(qm);
