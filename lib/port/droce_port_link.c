@@ -13,15 +13,10 @@
  */
 #include <inttypes.h>
 
-#include <string.h>
-
 #include <rte_alarm.h>
 #include <rte_cycles.h>
-#include <rte_dev.h>
-#include <rte_devargs.h>
 #include <rte_errno.h>
 #include <rte_interrupts.h>
-#include <rte_kvargs.h>
 
 #include "droce_port_priv.h"
 #include "droce_tsan.h"
@@ -44,13 +39,6 @@
 /* How long a stop waits for the EAL's interrupt thread (which runs
  * memif's handshakes, over a second each under ThreadSanitizer). */
 #define INTR_STOP_WAIT_MS 5000u
-
-static bool
-port_is_memif(uint16_t port_id, struct rte_eth_dev_info *info)
-{
-	return rte_eth_dev_info_get(port_id, info) == 0 && info->driver_name != NULL &&
-	       strcmp(info->driver_name, "net_memif") == 0;
-}
 
 /* A stop that runs on the EAL's interrupt thread, and says when it ran. */
 struct intr_stop {
@@ -86,7 +74,7 @@ droce_port_ethdev_stop(uint16_t port_id)
 	uint64_t deadline;
 
 	DROCE_TSAN_RELEASE(&s);
-	if (!port_is_memif(port_id, &info) || rte_thread_is_intr() ||
+	if (!droce_port_is_memif(port_id, &info) || rte_thread_is_intr() ||
 	    rte_eal_alarm_set(1, intr_stop, &s) != 0) {
 		rte_eth_dev_stop(port_id);
 		return;
@@ -120,43 +108,20 @@ port_ethdev_start(struct droce_port *p)
 	return ret;
 }
 
-/*
- * Does the ethdev stay disconnected once its peer turned it away? A memif
- * client does in DPDK 22.11: when it connects while the server's ethdev
- * exists but is not started yet, the server answers "ID not found" and
- * the client gives up, as it does when the server goes away. A memif
- * server listens again by itself.
- */
-static bool
-port_needs_relink(uint16_t port_id)
-{
-	const struct rte_devargs *da;
-	struct rte_eth_dev_info info;
-	struct rte_kvargs *kv;
-	const char *role;
-	bool client;
-
-	if (!port_is_memif(port_id, &info) || info.device == NULL)
-		return false;
-	da = rte_dev_devargs(info.device);
-	if (da == NULL || da->args == NULL)
-		return false;
-	kv = rte_kvargs_parse(da->args, NULL);
-	if (kv == NULL)
-		return false;
-	role = rte_kvargs_get(kv, "role");
-	client = role != NULL && (strcmp(role, "client") == 0 || strcmp(role, "slave") == 0);
-	rte_kvargs_free(kv);
-	return client;
-}
-
 int
 droce_port_link_start(struct droce_port *p, const struct droce_port_conf *conf)
 {
 	int ret;
 
 	/* A shared ethdev is the application's to stop and start. */
-	p->relink = !p->shared && port_needs_relink(p->port_id);
+	/*
+	 * A memif client stays disconnected once its peer turned it away, in
+	 * DPDK 22.11: when it connects while the server's ethdev exists but is
+	 * not started yet, the server answers "ID not found" and the client
+	 * gives up, as it does when the server goes away. A memif server
+	 * listens again by itself.
+	 */
+	p->relink = !p->shared && droce_port_memif_is_client(p->port_id);
 	p->relink_ms = RELINK_MIN_MS;
 	p->link_up = conf->link_up;
 	p->link_wait_tsc = (uint64_t)conf->link_wait_ms * rte_get_tsc_hz() / 1000;
