@@ -77,6 +77,7 @@ struct raw_hdr {
 struct raw {
 	const struct perf_opts *o;
 	uint16_t port;
+	rte_spinlock_t *burst_lock;  /* around each burst, as droce's (NULL: none) */
 	unsigned mtu;
 	struct rte_mempool *mp;
 	bool started;
@@ -92,6 +93,30 @@ struct raw {
 	struct perf_side_cycles cyc;
 	uint64_t long_base, long_frame; /* a step longer than base + frame per frame lost the CPU */
 };
+
+/* The port's bursts, under the lock droce's own take
+ * (droce_port_ethdev_burst_lock()): raw-L2 pays what droce pays. */
+static uint16_t
+raw_rx_burst(struct raw *w, struct rte_mbuf **m, uint16_t n)
+{
+	if (w->burst_lock != NULL)
+		rte_spinlock_lock(w->burst_lock);
+	n = rte_eth_rx_burst(w->port, 0, m, n);
+	if (w->burst_lock != NULL)
+		rte_spinlock_unlock(w->burst_lock);
+	return n;
+}
+
+static uint16_t
+raw_tx_burst(struct raw *w, struct rte_mbuf **m, uint16_t n)
+{
+	if (w->burst_lock != NULL)
+		rte_spinlock_lock(w->burst_lock);
+	n = rte_eth_tx_burst(w->port, 0, m, n);
+	if (w->burst_lock != NULL)
+		rte_spinlock_unlock(w->burst_lock);
+	return n;
+}
 
 /* The frames a message of @p size takes at IB MTU @p mtu. */
 static unsigned
@@ -133,7 +158,7 @@ raw_idle(void *arg)
 	struct rte_mbuf *m[RAW_BURST];
 	uint16_t n;
 
-	n = rte_eth_rx_burst(w->port, 0, m, RAW_BURST);
+	n = raw_rx_burst(w, m, RAW_BURST);
 	rte_pktmbuf_free_bulk(m, n);
 }
 
@@ -360,7 +385,7 @@ static uint16_t
 raw_push(struct raw *w, struct raw_tx *t)
 {
 	uint64_t t0 = rte_rdtsc();
-	uint16_t k = rte_eth_tx_burst(w->port, 0, t->pkts, t->n);
+	uint16_t k = raw_tx_burst(w, t->pkts, t->n);
 
 	if (k > 0)
 		raw_count(w, t0, k, &w->cyc.tx_burst, rte_rdtsc() - t0);
@@ -386,7 +411,7 @@ raw_receive(struct raw *w, struct raw_rx *x, uint64_t *stamps, uint64_t max_stam
 {
 	struct rte_mbuf *m[RAW_BURST];
 	uint64_t t0 = rte_rdtsc(), now;
-	uint16_t n = rte_eth_rx_burst(w->port, 0, m, RAW_BURST), i;
+	uint16_t n = raw_rx_burst(w, m, RAW_BURST), i;
 
 	if (n == 0)
 		return 0;
@@ -474,7 +499,7 @@ raw_drain(struct raw *w)
 	struct rte_mbuf *m[RAW_BURST];
 	uint16_t n;
 
-	while ((n = rte_eth_rx_burst(w->port, 0, m, RAW_BURST)) > 0)
+	while ((n = raw_rx_burst(w, m, RAW_BURST)) > 0)
 		rte_pktmbuf_free_bulk(m, n);
 }
 
@@ -791,6 +816,7 @@ perf_raw_main(const struct perf_opts *o, uint16_t port_id)
 	struct raw w = {
 		.o = o,
 		.port = port_id,
+		.burst_lock = droce_port_ethdev_burst_lock(port_id),
 		.mtu = o->mtu ? o->mtu : 4096,
 		.oob = { .fd = -1 },
 		.long_base = rte_get_tsc_hz() / 1000000 * RAW_LONG_BASE_US,

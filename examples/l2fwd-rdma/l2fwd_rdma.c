@@ -66,6 +66,33 @@ static struct {
 	unsigned seconds;
 } opt = { .port_a = 0, .port_b = 1, .tcp_port = 18515, .msg_size = 4096 };
 
+/* Held around each burst on a port, as droce's engine holds it on its
+ * queues: a memif port's rings go away under a burst when its peer
+ * leaves, unless the burst holds this (NULL: the port needs none). */
+static rte_spinlock_t *burst_lock[RTE_MAX_ETHPORTS];
+
+static uint16_t
+port_rx(uint16_t port, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (burst_lock[port] != NULL)
+		rte_spinlock_lock(burst_lock[port]);
+	n = rte_eth_rx_burst(port, 0, pkts, n);
+	if (burst_lock[port] != NULL)
+		rte_spinlock_unlock(burst_lock[port]);
+	return n;
+}
+
+static uint16_t
+port_tx(uint16_t port, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (burst_lock[port] != NULL)
+		rte_spinlock_lock(burst_lock[port]);
+	n = rte_eth_tx_burst(port, 0, pkts, n);
+	if (burst_lock[port] != NULL)
+		rte_spinlock_unlock(burst_lock[port]);
+	return n;
+}
+
 /* Frames one way: forwarded, and dropped because the other port's TX
  * queue was full. */
 struct fwd_stats {
@@ -201,7 +228,7 @@ droce_start(void)
 static void
 fwd_send(uint16_t port, struct rte_mbuf **pkts, uint16_t n, struct fwd_stats *st)
 {
-	uint16_t sent = rte_eth_tx_burst(port, 0, pkts, n);
+	uint16_t sent = port_tx(port, pkts, n);
 
 	st->forwarded += sent;
 	st->dropped += n - sent;
@@ -218,13 +245,13 @@ fwd_loop(unsigned dev, struct fwd_stats *a_to_b, struct fwd_stats *b_to_a)
 	uint16_t n, back;
 
 	while (!quit && (end == 0 || rte_get_timer_cycles() < end)) {
-		n = rte_eth_rx_burst(opt.port_a, 0, pkts, BURST);
+		n = port_rx(opt.port_a, pkts, BURST);
 		/* droce takes its frames; the rest is the forwarder's. */
 		back = n != 0 ? droce_dev_rx_burst(dev, pkts, n) : 0;
 		if (back != 0)
 			fwd_send(opt.port_b, pkts, back, a_to_b);
 		idle = n != 0 ? 0 : idle + 1;
-		n = rte_eth_rx_burst(opt.port_b, 0, pkts, BURST);
+		n = port_rx(opt.port_b, pkts, BURST);
 		if (n != 0) {
 			fwd_send(opt.port_a, pkts, n, b_to_a);
 			idle = 0;
@@ -292,6 +319,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "l2fwd-rdma: cannot start ports %u and %u\n", opt.port_a, opt.port_b);
 		return EXIT_FAILURE;
 	}
+	burst_lock[opt.port_a] = droce_port_ethdev_burst_lock(opt.port_a);
+	burst_lock[opt.port_b] = droce_port_ethdev_burst_lock(opt.port_b);
 	dev = droce_start();
 	if (dev < 0)
 		return EXIT_FAILURE;

@@ -314,7 +314,7 @@ droce_port_attach(const struct droce_port_conf *conf, struct droce_port **out)
 	if (ret == 0)
 		ret = port_mac_setup(p, conf);
 	if (ret == 0) {
-		p->burst_lock = droce_port_memif_burst_lock(p->port_id);
+		p->burst_lock = droce_port_ethdev_burst_lock(p->port_id);
 		ret = droce_port_link_start(p, conf);
 	}
 	if (ret != 0)

@@ -37,6 +37,7 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_spinlock.h>
 
 #include "droce_wire.h"
 
@@ -372,6 +373,18 @@ void droce_port_detach(struct droce_port *p);
  * but that one's callbacks; waits until the stop ran.
  */
 void droce_port_ethdev_stop(uint16_t port_id);
+
+/**
+ * The lock to hold around every rte_eth_rx_burst() and rte_eth_tx_burst()
+ * on ethdev @p port_id, as droce's own bursts do; NULL when none is
+ * needed. A DPDK 22.11 memif ethdev needs one: when its peer leaves,
+ * memif's handler on the EAL's interrupt thread unmaps the rings a burst
+ * may still be reading, unless the burst holds memif's control-channel
+ * lock, which this returns. For an application that sends and receives
+ * on an ethdev it shares with droce, and for raw-L2 benchmarks.
+ * NULL too (with a warning) when that lock cannot be found safely.
+ */
+rte_spinlock_t *droce_port_ethdev_burst_lock(uint16_t port_id);
 
 /**
  * Shared mode: take from the @p n frames the application received on its

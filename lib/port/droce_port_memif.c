@@ -121,7 +121,7 @@ droce_port_memif_is_client(uint16_t port_id)
 }
 
 rte_spinlock_t *
-droce_port_memif_burst_lock(uint16_t port_id)
+droce_port_ethdev_burst_lock(uint16_t port_id)
 {
 	const struct memif_eth_dev_head *dev;
 	const struct memif_eth_dev_data_head *data;

@@ -176,7 +176,7 @@ struct droce_port {
 	struct droce_bottleneck *bottleneck;
 	/* Shared mode (droce_port_share.c): the application owns the ethdev. */
 	bool shared;
-	/* Held by every RX and TX burst; NULL: none (droce_port_memif.c). */
+	/* Held by every RX and TX burst; NULL: none (droce_port_ethdev_burst_lock()). */
 	rte_spinlock_t *burst_lock;
 	/* Counters of droce_port_app_rx(), atomics: any application thread. */
 	uint64_t app_taken, app_returned, app_copied, app_drops;
@@ -199,10 +199,6 @@ int droce_port_buf_plan(const struct droce_driver_ops *drv, uint16_t ib_mtu,
 /* droce_port_memif.c: DPDK 22.11's memif ethdev. */
 bool droce_port_is_memif(uint16_t port_id, struct rte_eth_dev_info *info);
 bool droce_port_memif_is_client(uint16_t port_id);
-/* The lock a memif disconnection takes before it unmaps the rings; NULL
- * when @p port_id is not memif or the lock cannot be found safely. */
-rte_spinlock_t *droce_port_memif_burst_lock(uint16_t port_id);
-
 /* Around each rte_eth_rx_burst() and rte_eth_tx_burst() of droce. */
 static inline void
 droce_port_burst_begin(const struct droce_port *p)
