@@ -418,8 +418,10 @@ droce_port_mtu(const struct droce_port *p)
 	return p->ib_mtu;
 }
 
-void
-droce_port_tick(struct droce_port *p, uint16_t q, uint64_t now)
+/* droce_port_tick() when there is something to do: apart, so that the
+ * common case (every engine iteration) saves no registers. */
+static void __rte_noinline
+port_tick_due(struct droce_port *p, uint16_t q, uint64_t now)
 {
 	struct droce_port_queue *pq = &p->q[q];
 
@@ -435,6 +437,15 @@ droce_port_tick(struct droce_port *p, uint16_t q, uint64_t now)
 		return;
 	droce_neigh_gc(p, pq, now);
 	droce_port_link_watch(p, now);
+}
+
+void
+droce_port_tick(struct droce_port *p, uint16_t q, uint64_t now)
+{
+	if (droce_fault_busy(&p->q[q].fault_tx) ||
+	    (q == 0 && (now >= __atomic_load_n(&p->neigh_gc_next, __ATOMIC_RELAXED) ||
+			now >= p->link_next_tsc)))
+		port_tick_due(p, q, now);
 }
 
 int

@@ -326,18 +326,18 @@ int
 droce_dev_poll(unsigned index)
 {
 	struct droce_engine *e = dev_engine(index, 0);
-	int work = 0, rc, busy = 0;
+	int work = 0, rc, busy = 0, engines = 0;
 
 	if (e == NULL)
 		return -EINVAL;
-	for (; e != NULL; e = e->next) {
+	for (; e != NULL; e = e->next, engines++) {
 		rc = droce_engine_poll(e);
 		if (rc == -EBUSY)
 			busy++;
 		else
 			work += rc;
 	}
-	return busy == droce_dev_engines(index) ? -EBUSY : work;
+	return busy == engines ? -EBUSY : work;
 }
 
 /* ---- which engine owns a new QP ---- */
