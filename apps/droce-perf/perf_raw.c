@@ -99,23 +99,13 @@ struct raw {
 static uint16_t
 raw_rx_burst(struct raw *w, struct rte_mbuf **m, uint16_t n)
 {
-	if (w->burst_lock != NULL)
-		rte_spinlock_lock(w->burst_lock);
-	n = rte_eth_rx_burst(w->port, 0, m, n);
-	if (w->burst_lock != NULL)
-		rte_spinlock_unlock(w->burst_lock);
-	return n;
+	return droce_port_ethdev_rx_burst(w->burst_lock, w->port, 0, m, n);
 }
 
 static uint16_t
 raw_tx_burst(struct raw *w, struct rte_mbuf **m, uint16_t n)
 {
-	if (w->burst_lock != NULL)
-		rte_spinlock_lock(w->burst_lock);
-	n = rte_eth_tx_burst(w->port, 0, m, n);
-	if (w->burst_lock != NULL)
-		rte_spinlock_unlock(w->burst_lock);
-	return n;
+	return droce_port_ethdev_tx_burst(w->burst_lock, w->port, 0, m, n);
 }
 
 /* The frames a message of @p size takes at IB MTU @p mtu. */

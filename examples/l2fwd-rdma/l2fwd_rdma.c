@@ -74,23 +74,13 @@ static rte_spinlock_t *burst_lock[RTE_MAX_ETHPORTS];
 static uint16_t
 port_rx(uint16_t port, struct rte_mbuf **pkts, uint16_t n)
 {
-	if (burst_lock[port] != NULL)
-		rte_spinlock_lock(burst_lock[port]);
-	n = rte_eth_rx_burst(port, 0, pkts, n);
-	if (burst_lock[port] != NULL)
-		rte_spinlock_unlock(burst_lock[port]);
-	return n;
+	return droce_port_ethdev_rx_burst(burst_lock[port], port, 0, pkts, n);
 }
 
 static uint16_t
 port_tx(uint16_t port, struct rte_mbuf **pkts, uint16_t n)
 {
-	if (burst_lock[port] != NULL)
-		rte_spinlock_lock(burst_lock[port]);
-	n = rte_eth_tx_burst(port, 0, pkts, n);
-	if (burst_lock[port] != NULL)
-		rte_spinlock_unlock(burst_lock[port]);
-	return n;
+	return droce_port_ethdev_tx_burst(burst_lock[port], port, 0, pkts, n);
 }
 
 /* Frames one way: forwarded, and dropped because the other port's TX

@@ -34,6 +34,7 @@
 #include <stdio.h>
 
 #include <rte_common.h>
+#include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -385,6 +386,33 @@ void droce_port_ethdev_stop(uint16_t port_id);
  * NULL too (with a warning) when that lock cannot be found safely.
  */
 rte_spinlock_t *droce_port_ethdev_burst_lock(uint16_t port_id);
+
+/** rte_eth_rx_burst() holding @p lock (from droce_port_ethdev_burst_lock();
+ *  NULL: none). */
+static inline uint16_t
+droce_port_ethdev_rx_burst(rte_spinlock_t *lock, uint16_t port_id, uint16_t queue_id,
+			   struct rte_mbuf **pkts, uint16_t n)
+{
+	if (lock != NULL)
+		rte_spinlock_lock(lock);
+	n = rte_eth_rx_burst(port_id, queue_id, pkts, n);
+	if (lock != NULL)
+		rte_spinlock_unlock(lock);
+	return n;
+}
+
+/** rte_eth_tx_burst() holding @p lock, as droce_port_ethdev_rx_burst(). */
+static inline uint16_t
+droce_port_ethdev_tx_burst(rte_spinlock_t *lock, uint16_t port_id, uint16_t queue_id,
+			   struct rte_mbuf **pkts, uint16_t n)
+{
+	if (lock != NULL)
+		rte_spinlock_lock(lock);
+	n = rte_eth_tx_burst(port_id, queue_id, pkts, n);
+	if (lock != NULL)
+		rte_spinlock_unlock(lock);
+	return n;
+}
 
 /**
  * Shared mode: take from the @p n frames the application received on its

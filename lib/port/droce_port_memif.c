@@ -16,9 +16,9 @@
  * Between clearing the flag and freeing the rings, memif_disconnect()
  * takes one lock: its control channel's (pmd_internals.cc_lock), which
  * nothing else of memif takes. droce's bursts on a memif ethdev hold it
- * (droce_port_burst_begin()): a disconnection waits for the burst in
- * progress, and a burst that starts later finds the flag cleared and
- * returns at once. memif does not export the lock; it is found through the
+ * (droce_port_ethdev_rx_burst(), _tx_burst()): a disconnection waits
+ * for the burst in progress, and a burst that starts later finds the flag
+ * cleared and returns at once. memif does not export the lock; it is found through the
  * ethdev's private data, by the layouts of DPDK 22.11 (struct rte_eth_dev,
  * struct rte_eth_dev_data and memif's struct pmd_internals, mirrored
  * below), only on that version, and only when every field read on the way

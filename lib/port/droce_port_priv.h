@@ -199,21 +199,6 @@ int droce_port_buf_plan(const struct droce_driver_ops *drv, uint16_t ib_mtu,
 /* droce_port_memif.c: DPDK 22.11's memif ethdev. */
 bool droce_port_is_memif(uint16_t port_id, struct rte_eth_dev_info *info);
 bool droce_port_memif_is_client(uint16_t port_id);
-/* Around each rte_eth_rx_burst() and rte_eth_tx_burst() of droce. */
-static inline void
-droce_port_burst_begin(const struct droce_port *p)
-{
-	if (p->burst_lock != NULL)
-		rte_spinlock_lock(p->burst_lock);
-}
-
-static inline void
-droce_port_burst_end(const struct droce_port *p)
-{
-	if (p->burst_lock != NULL)
-		rte_spinlock_unlock(p->burst_lock);
-}
-
 /* droce_port_link.c: start the ethdev (the port comes up with its link
  * down when it cannot start yet); engine thread: retry and watch. */
 int droce_port_link_start(struct droce_port *p, const struct droce_port_conf *conf);

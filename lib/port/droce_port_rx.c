@@ -174,11 +174,8 @@ static uint16_t
 rx_burst(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf **pkts, uint16_t n,
 	 uint64_t t0)
 {
-	uint16_t nb;
+	uint16_t nb = droce_port_ethdev_rx_burst(p->burst_lock, p->port_id, pq->qid, pkts, n);
 
-	droce_port_burst_begin(p);
-	nb = rte_eth_rx_burst(p->port_id, pq->qid, pkts, n);
-	droce_port_burst_end(p);
 	if (nb == 0)
 		return 0;
 	if (pq->cycles.timed)

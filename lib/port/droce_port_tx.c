@@ -104,9 +104,7 @@ tx_wire(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture 
 	if (p->drv_ctx.caps.tx_vlan_insert)
 		tx_vlan_offload(pkts, n);
 	t0 = pq->cycles.timed ? rte_get_tsc_cycles() : 0;
-	droce_port_burst_begin(p);
-	k = rte_eth_tx_burst(p->port_id, pq->qid, pkts, n);
-	droce_port_burst_end(p);
+	k = droce_port_ethdev_tx_burst(p->burst_lock, p->port_id, pq->qid, pkts, n);
 	/* the port's cycles, not droce's */
 	if (pq->cycles.timed) {
 		pq->cycles.tx_end = rte_get_tsc_cycles();
