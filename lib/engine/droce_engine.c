@@ -779,6 +779,7 @@ droce_engine_create(struct droce_port *port, uint16_t queue, struct droce_num_ta
 	droce_cc_init(&e->tx.cc, droce_port_cc_conf(port), droce_port_link_mbps(port),
 		      rte_get_tsc_hz());
 	e->tx.zcs = &e->stats.zc;
+	e->tx.zc_gate_at = UINT64_MAX;  /* no TSC: read at the first payload */
 	e->burst = droce_port_cycles(port, queue);
 	e->long_base = rte_get_tsc_hz() / 1000000 * LONG_BASE_US * LONG_SCALE;
 	e->long_frame = rte_get_tsc_hz() / 1000000 * LONG_FRAME_US * LONG_SCALE;

@@ -145,6 +145,14 @@ struct droce_tx {
 	struct droce_cc cc;          /**< congestion control */
 	struct droce_cc_stats *ccs;  /**< the engine's congestion counters */
 	struct droce_zc_stats *zcs;  /**< the engine's zero-copy counters */
+	/** Zero copy's settings as this iteration found them
+	 *  (droce_tx_payload()): payloads from @ref zc_from bytes on may go
+	 *  by reference, under @ref zc_mode; shorter ones are copied and
+	 *  counted in @ref zc_copy_count (tx_copy_port, or tx_copy_small). */
+	uint64_t zc_gate_at;         /**< the @ref now they were read at */
+	uint32_t zc_from;
+	uint8_t zc_mode;
+	uint64_t *zc_copy_count;
 	struct droce_stage_clock stage; /**< cycles per stage, when asked for */
 	/** The frame being built (droce_tx_start() to droce_tx_finish()):
 	 *  its headers' template, its BTH and its opcode's description. */

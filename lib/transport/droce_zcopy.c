@@ -270,42 +270,71 @@ zc_chain(struct droce_tx *tx, struct rte_mbuf *m, const struct zc_runs *z, uint3
 	return true;
 }
 
+/*
+ * Read zero copy's settings for this iteration (tx->now): once per
+ * iteration, not per frame, where a frame pays only the length compare.
+ * A setting changed meanwhile holds from the next iteration.
+ */
+static void __rte_noinline
+zc_gate(struct droce_tx *tx)
+{
+	enum droce_zc_mode mode = DROCE_ZC_OFF;
+
+	tx->zc_gate_at = tx->now;
+	if (__atomic_load_n(&zc_enabled, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&zc_pool, __ATOMIC_ACQUIRE) != NULL)
+		mode = droce_zc_port_mode(droce_port_ethdev(tx->port));
+	if (mode == DROCE_ZC_OFF ||
+	    (mode == DROCE_ZC_CPU_COPY && !__atomic_load_n(&zc_everywhere, __ATOMIC_RELAXED))) {
+		tx->zc_from = UINT32_MAX;
+		tx->zc_copy_count = &tx->zcs->tx_copy_port;
+	} else {
+		tx->zc_from = __atomic_load_n(&zc_min, __ATOMIC_RELAXED);
+		tx->zc_copy_count = &tx->zcs->tx_copy_small;
+	}
+	tx->zc_mode = (uint8_t)mode;
+}
+
+/* A payload the gate let through: by reference when its runs allow,
+ * else copied. Apart from droce_tx_payload(), whose common case (a copy)
+ * then needs none of its stack. */
+static int __rte_noinline
+zc_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
+	   const struct ibv_sge *sge, unsigned num_sge, uint64_t offset, uint32_t len,
+	   int access, struct droce_qp *qp, struct droce_send_wqe *w)
+{
+	struct zc_runs z = { .n = 0 };
+	int rc;
+
+	rc = droce_sge_walk(tx->mrt, pd_handle, sge, num_sge, offset, len, access, zc_run, &z);
+	if (rc != 0)
+		return rc;
+	if (z.too_many)
+		tx->zcs->tx_copy_sges++;
+	else if (tx->zc_mode == DROCE_ZC_DMA && z.unmapped)
+		tx->zcs->tx_copy_unmapped++;
+	else if (!zc_chain(tx, m, &z, len, qp, w))
+		tx->zcs->tx_copy_no_ref++;
+	else {
+		tx->zcs->tx_zcopy_frames++;
+		return 0;
+	}
+	return droce_sge_read(tx->mrt, pd_handle, sge, num_sge, offset,
+			      droce_tx_cur(tx, DROCE_HDR_PAYLOAD), len, access);
+}
+
 int
 droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 		 const struct ibv_sge *sge, unsigned num_sge, uint64_t offset, uint32_t len,
 		 int access, struct droce_qp *qp, struct droce_send_wqe *w)
 {
-	enum droce_zc_mode mode;
-	struct zc_runs z;
-	int rc;
-
 	if (len == 0)
 		return 0;
-	if (!__atomic_load_n(&zc_enabled, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&zc_pool, __ATOMIC_ACQUIRE) == NULL ||
-	    (mode = droce_zc_port_mode(droce_port_ethdev(tx->port))) == DROCE_ZC_OFF ||
-	    (mode == DROCE_ZC_CPU_COPY && !__atomic_load_n(&zc_everywhere, __ATOMIC_RELAXED))) {
-		tx->zcs->tx_copy_port++;
-	} else if (len < __atomic_load_n(&zc_min, __ATOMIC_RELAXED)) {
-		tx->zcs->tx_copy_small++;
-	} else {
-		z.n = 0;
-		z.too_many = z.unmapped = false;
-		rc = droce_sge_walk(tx->mrt, pd_handle, sge, num_sge, offset, len, access,
-				    zc_run, &z);
-		if (rc != 0)
-			return rc;
-		if (z.too_many)
-			tx->zcs->tx_copy_sges++;
-		else if (mode == DROCE_ZC_DMA && z.unmapped)
-			tx->zcs->tx_copy_unmapped++;
-		else if (!zc_chain(tx, m, &z, len, qp, w))
-			tx->zcs->tx_copy_no_ref++;
-		else {
-			tx->zcs->tx_zcopy_frames++;
-			return 0;
-		}
-	}
+	if (unlikely(tx->zc_gate_at != tx->now))
+		zc_gate(tx);
+	if (len >= tx->zc_from)
+		return zc_payload(tx, m, pd_handle, sge, num_sge, offset, len, access, qp, w);
+	(*tx->zc_copy_count)++;
 	return droce_sge_read(tx->mrt, pd_handle, sge, num_sge, offset,
 			      droce_tx_cur(tx, DROCE_HDR_PAYLOAD), len, access);
 }
