@@ -106,6 +106,9 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
 			p += wr->sg_list[i].length;
 		}
+	} else if (wr->num_sge == 1) {
+		/* The common case, without a call to memcpy() for 16 bytes. */
+		*droce_wqe_sge(w) = wr->sg_list[0];
 	} else if (wr->num_sge > 0) {
 		memcpy(droce_wqe_sge(w), wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
 	}
