@@ -561,7 +561,7 @@ engine_iteration(struct droce_engine *e, bool rx, bool app)
 	/* No handler keeps a frame: each copies what it needs. (Not called
 	 * for none: an idle iteration would pay a tenth of its cost.) */
 	if (n != 0)
-		rte_pktmbuf_free_bulk(pkts, n);
+		droce_mbuf_free_bulk(pkts, n);
 	moved += n;
 	engine_take_kicks(e);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_engine);

@@ -58,6 +58,32 @@ droce_mbuf_copy(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *dst)
 	return droce_mbuf_runs(m, off, len, copy_run, dst);
 }
 
+void
+droce_mbuf_free_bulk(struct rte_mbuf **m, unsigned n)
+{
+	struct rte_mempool *mp;
+	unsigned i;
+
+	if (n == 0)
+		return;
+	mp = m[0]->pool;
+	/* What rte_pktmbuf_prefree_seg() returns unchanged: the only
+	 * reference, no chain, nothing attached. A pool's free mbufs are
+	 * so (refcnt 1, next NULL, nb_segs 1). */
+	for (i = 0; i < n; i++) {
+		const struct rte_mbuf *s = m[i];
+
+		if (s->pool != mp || rte_mbuf_refcnt_read(s) != 1 || s->next != NULL ||
+		    s->nb_segs != 1 || !RTE_MBUF_DIRECT(s))
+			break;
+		__rte_mbuf_sanity_check(s, 1);
+	}
+	if (i == n)
+		rte_mempool_put_bulk(mp, (void **)m, n);
+	else
+		rte_pktmbuf_free_bulk(m, n);
+}
+
 struct rte_mbuf *
 droce_mbuf_split(const struct rte_mbuf *m, struct rte_mempool *mp, uint16_t seg)
 {

@@ -458,6 +458,16 @@ droce_mbuf_flat(const struct rte_mbuf *m, uint32_t off, uint32_t len)
 int droce_mbuf_copy(const struct rte_mbuf *m, uint32_t off, uint32_t len, void *dst);
 
 /**
+ * rte_pktmbuf_free_bulk() for frames that are mostly plain: when all
+ * @p n are single direct segments of one pool that nothing else holds (a
+ * burst droce received and is done with), they go back with one
+ * rte_mempool_put_bulk(), with nothing to reset; otherwise, through
+ * rte_pktmbuf_free_bulk(), which handles chains, attached and shared
+ * buffers. Some 40 instructions per mbuf fewer in the common case.
+ */
+void droce_mbuf_free_bulk(struct rte_mbuf **m, unsigned n);
+
+/**
  * A copy of frame @p m (any chain) cut into segments of @p seg bytes (the
  * last shorter), from @p mp: a frame as a driver with small buffers
  * delivers it. @p m stays the caller's.

@@ -2,7 +2,8 @@
 /*
  * droce_mbuf_runs() and droce_mbuf_copy(): every range of a frame, cut
  * into segments anywhere, reads back the bytes it holds; a range past
- * the end is refused without reading it.
+ * the end is refused without reading it. droce_mbuf_free_bulk(): every
+ * mbuf goes back to its pool exactly once, whatever the burst holds.
  */
 #include <string.h>
 
@@ -78,6 +79,71 @@ START_TEST(copy_any_range_of_any_chain)
 }
 END_TEST
 
+/* Mbufs of @p mp in use. */
+static unsigned
+in_use(struct rte_mempool *mp)
+{
+	return rte_mempool_in_use_count(mp);
+}
+
+START_TEST(free_bulk_any_burst)
+{
+	struct rte_mempool *other = rte_pktmbuf_pool_create("free_bulk_other", 63, 0, 0,
+							    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	unsigned base = in_use(test_pool);
+	struct rte_mbuf *m[8], *shared, *direct;
+	static const uint32_t cuts[] = { 10 };
+
+	ck_assert_ptr_nonnull(other);
+	/* Plain: all back at once. */
+	for (unsigned i = 0; i < RTE_DIM(m); i++)
+		m[i] = rte_pktmbuf_alloc(test_pool);
+	ck_assert_uint_eq(in_use(test_pool), base + RTE_DIM(m));
+	droce_mbuf_free_bulk(m, RTE_DIM(m));
+	ck_assert_uint_eq(in_use(test_pool), base);
+	droce_mbuf_free_bulk(m, 0);
+	ck_assert_uint_eq(in_use(test_pool), base);
+
+	/* Each kind that is not plain, behind a plain one: let go of as
+	 * rte_pktmbuf_free() would. A chain: every segment back (direct
+	 * segments, then external ones). */
+	m[0] = rte_pktmbuf_alloc(test_pool);
+	m[1] = rte_pktmbuf_alloc(test_pool);
+	ck_assert_int_eq(rte_pktmbuf_chain(m[1], rte_pktmbuf_alloc(test_pool)), 0);
+	droce_mbuf_free_bulk(m, 2);
+	ck_assert_uint_eq(in_use(test_pool), base);
+	m[0] = rte_pktmbuf_alloc(test_pool);
+	m[1] = test_mbuf_split(data, LEN, cuts, 1);
+	droce_mbuf_free_bulk(m, 2);
+	ck_assert_uint_eq(in_use(test_pool), base);
+	/* Another pool's: back to that pool. */
+	m[0] = rte_pktmbuf_alloc(test_pool);
+	m[1] = rte_pktmbuf_alloc(other);
+	droce_mbuf_free_bulk(m, 2);
+	ck_assert_uint_eq(in_use(test_pool), base);
+	ck_assert_uint_eq(in_use(other), 0);
+	/* Referenced elsewhere too: one reference less, still out. */
+	m[0] = rte_pktmbuf_alloc(test_pool);
+	shared = m[1] = rte_pktmbuf_alloc(test_pool);
+	rte_mbuf_refcnt_update(shared, 1);
+	droce_mbuf_free_bulk(m, 2);
+	ck_assert_uint_eq(rte_mbuf_refcnt_read(shared), 1);
+	ck_assert_uint_eq(in_use(test_pool), base + 1);
+	rte_pktmbuf_free(shared);
+	/* Indirect: detached, its direct mbuf keeps its own reference. */
+	m[0] = rte_pktmbuf_alloc(test_pool);
+	direct = rte_pktmbuf_alloc(test_pool);
+	m[1] = rte_pktmbuf_alloc(test_pool);
+	rte_pktmbuf_attach(m[1], direct);
+	droce_mbuf_free_bulk(m, 2);
+	ck_assert_uint_eq(rte_mbuf_refcnt_read(direct), 1);
+	ck_assert_uint_eq(in_use(test_pool), base + 1);
+	rte_pktmbuf_free(direct);
+	ck_assert_uint_eq(in_use(test_pool), base);
+	rte_mempool_free(other);
+}
+END_TEST
+
 Suite *
 suite_mbuf(void)
 {
@@ -85,6 +151,7 @@ suite_mbuf(void)
 	TCase *tc = tcase_create("chains");
 
 	tcase_add_test(tc, copy_any_range_of_any_chain);
+	tcase_add_test(tc, free_bulk_any_burst);
 	suite_add_tcase(s, tc);
 	return s;
 }
