@@ -558,8 +558,7 @@ engine_iteration(struct droce_engine *e, bool rx, bool app)
 		}
 		droce_stage_lap(&e->tx.stage, DROCE_STAGE_rx);
 	}
-	/* No handler keeps a frame: each copies what it needs. (Not called
-	 * for none: an idle iteration would pay a tenth of its cost.) */
+	/* No handler keeps a frame: each copies what it needs. */
 	if (n != 0)
 		droce_mbuf_free_bulk(pkts, n);
 	moved += n;

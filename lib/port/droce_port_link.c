@@ -113,13 +113,13 @@ droce_port_link_start(struct droce_port *p, const struct droce_port_conf *conf)
 {
 	int ret;
 
-	/* A shared ethdev is the application's to stop and start. */
 	/*
-	 * A memif client stays disconnected once its peer turned it away, in
-	 * DPDK 22.11: when it connects while the server's ethdev exists but is
-	 * not started yet, the server answers "ID not found" and the client
-	 * gives up, as it does when the server goes away. A memif server
-	 * listens again by itself.
+	 * Restarted while its link stays down: a memif client, which stays
+	 * disconnected once its peer turned it away, in DPDK 22.11 (when it
+	 * connects while the server's ethdev exists but is not started yet,
+	 * the server answers "ID not found" and the client gives up, as it
+	 * does when the server goes away; a server listens again by itself).
+	 * Not a shared ethdev: the application's to stop and start.
 	 */
 	p->relink = !p->shared && droce_port_memif_is_client(p->port_id);
 	p->relink_ms = RELINK_MIN_MS;

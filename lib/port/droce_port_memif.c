@@ -85,28 +85,29 @@ droce_port_is_memif(uint16_t port_id, struct rte_eth_dev_info *info)
 	       strcmp(info->driver_name, "net_memif") == 0;
 }
 
-/* The devargs of memif port @p port_id; false when it is not one. */
+/* The devargs of memif port @p port_id, and its @p info; false when it
+ * is not one. Keys not given take memif's defaults (no devargs: all). */
 static bool
-memif_args_get(uint16_t port_id, struct memif_args *a)
+memif_args_get(uint16_t port_id, struct memif_args *a, struct rte_eth_dev_info *info)
 {
 	const struct rte_devargs *da;
-	struct rte_eth_dev_info info;
 	struct rte_kvargs *kv = NULL;
 	const char *v;
 
-	if (!droce_port_is_memif(port_id, &info) || info.device == NULL)
+	if (!droce_port_is_memif(port_id, info) || info->device == NULL)
 		return false;
-	da = rte_dev_devargs(info.device);
+	da = rte_dev_devargs(info->device);
 	if (da != NULL && da->args != NULL) {
 		kv = rte_kvargs_parse(da->args, NULL);
 		if (kv == NULL)
 			return false;
 	}
-	v = kv != NULL ? rte_kvargs_get(kv, "role") : NULL;
+	/* rte_kvargs_get() of no list is NULL. */
+	v = rte_kvargs_get(kv, "role");
 	a->client = v != NULL && (strcmp(v, "client") == 0 || strcmp(v, "slave") == 0);
-	v = kv != NULL ? rte_kvargs_get(kv, "id") : NULL;
+	v = rte_kvargs_get(kv, "id");
 	a->id = v != NULL ? (uint32_t)strtoul(v, NULL, 10) : 0;
-	v = kv != NULL ? rte_kvargs_get(kv, "socket") : NULL;
+	v = rte_kvargs_get(kv, "socket");
 	rte_strlcpy(a->socket, v != NULL ? v : MEMIF_DEFAULT_SOCKET, sizeof(a->socket));
 	rte_kvargs_free(kv);
 	return true;
@@ -115,9 +116,10 @@ memif_args_get(uint16_t port_id, struct memif_args *a)
 bool
 droce_port_memif_is_client(uint16_t port_id)
 {
+	struct rte_eth_dev_info info;
 	struct memif_args a;
 
-	return memif_args_get(port_id, &a) && a.client;
+	return memif_args_get(port_id, &a, &info) && a.client;
 }
 
 rte_spinlock_t *
@@ -130,12 +132,10 @@ droce_port_ethdev_burst_lock(uint16_t port_id)
 	struct rte_eth_dev_info info;
 	struct memif_args a;
 
-	if (!memif_args_get(port_id, &a))
+	if (!memif_args_get(port_id, &a, &info))
 		return NULL;
-	if (strncmp(rte_version(), "DPDK 22.11.", strlen("DPDK 22.11.")) != 0)
-		goto unguarded;
-	if (rte_eth_dev_get_name_by_port(port_id, name) != 0 ||
-	    rte_eth_dev_info_get(port_id, &info) != 0)
+	if (strncmp(rte_version(), "DPDK 22.11.", strlen("DPDK 22.11.")) != 0 ||
+	    rte_eth_dev_get_name_by_port(port_id, name) != 0)
 		goto unguarded;
 	dev = (const struct memif_eth_dev_head *)rte_eth_dev_allocated(name);
 	if (dev == NULL || dev->data == NULL)

@@ -44,8 +44,10 @@ static struct droce_port *server, *client;
 static uintptr_t memif_text_lo, memif_text_hi;
 /* Set by the sending thread around droce_port_tx() on the server. */
 static volatile sig_atomic_t in_server_tx;
-static volatile sig_atomic_t hits;
-static volatile bool client_up, stop_sender;
+/* Shared by the main thread, the sender and its signal handler: atomics
+ * (lock-free, so safe in the handler too). */
+static int hits;
+static bool client_up, stop_sender;
 
 static int
 memif_text_find(struct dl_phdr_info *info, size_t size, void *arg)
@@ -92,7 +94,7 @@ on_sigusr1(int sig, siginfo_t *si, void *uc_)
 	(void)si;
 	if (!in_server_tx || pc < memif_text_lo || pc >= memif_text_hi)
 		return;
-	hits = hits + 1;
+	__atomic_fetch_add(&hits, 1, __ATOMIC_RELEASE);
 	nanosleep(&hold, NULL);
 }
 
@@ -104,7 +106,7 @@ sender(void *arg)
 	struct rte_mbuf *pkts[BURST];
 
 	(void)arg;
-	while (!stop_sender) {
+	while (!__atomic_load_n(&stop_sender, __ATOMIC_ACQUIRE)) {
 		uint16_t k;
 
 		if (rte_pktmbuf_alloc_bulk(mp, pkts, BURST) != 0)
@@ -119,7 +121,7 @@ sender(void *arg)
 		k = droce_port_tx(server, 0, pkts, BURST);
 		in_server_tx = 0;
 		rte_pktmbuf_free_bulk(pkts + k, BURST - k);
-		if (client_up) {
+		if (__atomic_load_n(&client_up, __ATOMIC_ACQUIRE)) {
 			struct rte_mbuf *rx[BURST];
 			uint16_t n = droce_port_rx(client, 0, rx, BURST, rte_get_tsc_cycles());
 
@@ -192,32 +194,33 @@ disconnect_during_bursts(bool guarded)
 	if (!guarded)
 		server->burst_lock = NULL;
 	links_wait(true);
-	client_up = true;
+	__atomic_store_n(&client_up, true, __ATOMIC_RELEASE);
 	memif_text_locate(server->port_id);
 	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
 	ck_assert_int_eq(pthread_create(&t, NULL, sender, NULL), 0);
 
 	for (int c = 0; c < CYCLES; c++) {
-		int before = hits, tries;
+		int before = __atomic_load_n(&hits, __ATOMIC_ACQUIRE), tries;
 
-		for (tries = 0; hits == before && tries < 50000; tries++) {
+		for (tries = 0; __atomic_load_n(&hits, __ATOMIC_ACQUIRE) == before && tries < 50000;
+		     tries++) {
 			pthread_kill(t, SIGUSR1);
 			rte_delay_us_sleep(200);
 		}
-		ck_assert_msg(hits != before, "the signal never found the sender inside memif");
+		ck_assert_msg(__atomic_load_n(&hits, __ATOMIC_ACQUIRE) != before, "the signal never found the sender inside memif");
 		/* The sender is held inside the burst: the client goes. */
-		client_up = false;
+		__atomic_store_n(&client_up, false, __ATOMIC_RELEASE);
 		droce_port_ethdev_stop(client->port_id);
 		links_wait(false);
 		/* The sender went on (it would have faulted by now). */
 		rte_delay_us_sleep(HOLD_NS / 1000 + 100000);
 		ck_assert_int_eq(rte_eth_dev_start(client->port_id), 0);
 		links_wait(true);
-		client_up = true;
+		__atomic_store_n(&client_up, true, __ATOMIC_RELEASE);
 	}
-	stop_sender = true;
+	__atomic_store_n(&stop_sender, true, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
-	ck_assert_int_eq(hits, CYCLES);
+	ck_assert_int_eq(__atomic_load_n(&hits, __ATOMIC_ACQUIRE), CYCLES);
 	droce_port_detach(client);
 	droce_port_detach(server);
 	unlink(sock);
