@@ -39,6 +39,9 @@ droce_hdr_tmpl_build(struct droce_hdr_tmpl *t, const struct droce_l3_addr *l3,
 	ip = t->sent + t->l2_len;
 	/* What the checksum sums, for the update per frame. */
 	t->ip_sum = l3->ipv6 ? 0 : (uint16_t)~((struct rte_ipv4_hdr *)ip)->hdr_checksum;
+	t->tx_offload = rte_mbuf_tx_offload(t->l2_len,
+					    t->len - t->l2_len - sizeof(struct rte_udp_hdr),
+					    sizeof(struct rte_udp_hdr), 0, 0, 0, 0);
 	t->valid = true;
 	return t;
 }
@@ -78,7 +81,13 @@ droce_hdr_tmpl_finish_later(const struct droce_hdr_tmpl *t, struct rte_mbuf *m)
 	 * the general path, which masks in place, now. */
 	if (m->nb_segs > 1 || len >= DROCE_CRC_MASKED_MAX)
 		return droce_icrc_append(m, t->l2_len);
-	return rte_pktmbuf_append(m, DROCE_ICRC_LEN) != NULL ? 1 : -ENOMEM;
+	/* One segment: room for the ICRC at its end, without
+	 * rte_pktmbuf_append()'s walk to the last segment. */
+	if (unlikely(rte_pktmbuf_tailroom(m) < DROCE_ICRC_LEN))
+		return -ENOMEM;
+	m->data_len = (uint16_t)(m->data_len + DROCE_ICRC_LEN);
+	m->pkt_len += DROCE_ICRC_LEN;
+	return 1;
 }
 
 void

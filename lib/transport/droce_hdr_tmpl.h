@@ -35,6 +35,10 @@ struct droce_hdr_tmpl {
 	uint8_t len;                 /**< bytes from the Ethernet header to the BTH */
 	uint8_t l2_len;              /**< Ethernet (and VLAN) header */
 	uint16_t ip_sum;             /**< IPv4: ones' complement sum of the sent header, no payload */
+	uint32_t dqpn;               /**< a QP's own: the destination QP it was built for */
+	/** A frame's rte_mbuf::tx_offload: its L2, L3 and UDP header lengths,
+	 *  where droce_tx_hdr() and the ICRC find them. */
+	uint64_t tx_offload;
 	uint8_t sent[DROCE_HDR_TMPL_MAX];   /**< as sent, for a frame with no L4 payload */
 };
 
@@ -55,17 +59,22 @@ struct droce_hdr_tmpl *droce_hdr_tmpl_build(struct droce_hdr_tmpl *t,
 /**
  * droce_hdr_tmpl_get() for a template whose owner calls
  * droce_hdr_tmpl_invalidate() whenever it rewrites @p l3 (a QP's address
- * vector, routed by its engine): the addresses are not compared, which
- * spares every frame a 60-byte comparison; the UDP source port and the
- * traffic class (whose ECN bits change with a CNP) still are.
+ * vector, routed by its engine), for the frames of QP @p lqpn to QP
+ * @p dqpn: the addresses are not compared, which spares every frame a
+ * 60-byte comparison, and the UDP source port, which follows from the
+ * flow label and the two QPNs, is computed only when the template is
+ * built; the destination QPN and the traffic class (whose ECN bits change
+ * with a CNP) are compared.
  */
 static inline struct droce_hdr_tmpl *
 droce_hdr_tmpl_get_owned(struct droce_hdr_tmpl *t, const struct droce_l3_addr *l3,
-			 uint16_t udp_sport, uint8_t tclass)
+			 uint32_t lqpn, uint32_t dqpn, uint8_t tclass)
 {
-	if (likely(t->valid && t->udp_sport == udp_sport && t->tclass == tclass))
+	if (likely(t->valid && t->dqpn == dqpn && t->tclass == tclass))
 		return t;
-	return droce_hdr_tmpl_build(t, l3, udp_sport, tclass);
+	t = droce_hdr_tmpl_build(t, l3, droce_udp_sport(l3->flow_label, lqpn, dqpn), tclass);
+	t->dqpn = dqpn;
+	return t;
 }
 
 /** The addresses @p t was built from are about to change. */

@@ -155,10 +155,12 @@ struct droce_tx {
 	uint64_t *zc_copy_count;
 	struct droce_stage_clock stage; /**< cycles per stage, when asked for */
 	/** The frame being built (droce_tx_start() to droce_tx_finish()):
-	 *  its headers' template, its BTH and its opcode's description. */
+	 *  its headers' template, its BTH, its opcode's description and its
+	 *  payload's length. */
 	const struct droce_hdr_tmpl *tmpl;
 	uint8_t *bth;
 	const struct droce_opcode_info *op;
+	uint32_t paylen;
 	struct droce_hdr_tmpl ud_tmpl; /**< for UD address handles (droce_tx_start()) */
 };
 

@@ -35,7 +35,7 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 	struct droce_hdr_tmpl *t;
 	struct rte_mbuf *m;
 	unsigned bth_off;
-	uint16_t sport;
+	uint32_t len;
 	uint8_t tclass;
 	uint8_t *p;
 
@@ -50,45 +50,46 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 	 * goes Not-ECT, as NICs send it). A UD address handle may serve QPs of
 	 * several engines at once: its frames use the engine's own template,
 	 * rebuilt when the AH changes. */
-	sport = droce_udp_sport(av->l3.flow_label, qp->qpn, dqpn);
 	tclass = (uint8_t)((av->l3.tclass & ~0x3u) | (opcode == DROCE_OPCODE_CNP ? 0 : tx->cc.ecn));
 	/* A QP's own template is invalidated where its addresses are routed
 	 * (droce_av_route()); the engine's one for UD compares them. */
-	t = av == &qp->av ? droce_hdr_tmpl_get_owned(&av->tmpl, &av->l3, sport, tclass) :
-			    droce_hdr_tmpl_get(&tx->ud_tmpl, &av->l3, sport, tclass);
-	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(t->len + l4len));
-	if (p == NULL) {
+	t = av == &qp->av ?
+		droce_hdr_tmpl_get_owned(&av->tmpl, &av->l3, qp->qpn, dqpn, tclass) :
+		droce_hdr_tmpl_get(&tx->ud_tmpl, &av->l3,
+				   droce_udp_sport(av->l3.flow_label, qp->qpn, dqpn), tclass);
+	/* A new mbuf is one empty segment: the frame's length is set, not
+	 * appended (rte_pktmbuf_append() would look for the last segment). */
+	len = t->len + l4len;
+	if (unlikely(len > rte_pktmbuf_tailroom(m))) {
 		rte_pktmbuf_free(m);
 		(*tx->no_mbuf)++;
 		return NULL;
 	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	p = rte_pktmbuf_mtod(m, uint8_t *);
 	bth_off = droce_hdr_tmpl_start(t, p, l4len);
 	tx->tmpl = t;
 	tx->bth = p + bth_off;
 	tx->op = op;
+	tx->paylen = paylen;
 	droce_bth_set((struct droce_bth *)(p + bth_off), opcode, se, pad, DROCE_PKEY_DEFAULT,
 		      dqpn, ackreq, psn);
 	if (pad)
 		memset(p + bth_off + op->hdr_len + paylen, 0, pad);
 	/* Remember where things are for droce_tx_hdr() (once the frame is
 	 * built) and the ICRC. */
-	m->l2_len = t->l2_len;
-	m->l3_len = bth_off - m->l2_len - sizeof(struct rte_udp_hdr);
-	m->l4_len = sizeof(struct rte_udp_hdr);
+	m->tx_offload = t->tx_offload;
 	return m;
 }
 
 void
 droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 {
-	const uint8_t *bth = tx->bth;
 	const struct droce_opcode_info *op = tx->op;
 
-	/* Counted while the headers are at hand; the ICRC is not there yet. */
 	*tx->msgs += (op->flags & (DROCE_OPF_LAST | DROCE_OPF_ACK)) == DROCE_OPF_LAST;
-	*tx->payload_bytes += rte_pktmbuf_pkt_len(m) -
-			      (uint32_t)(bth - rte_pktmbuf_mtod(m, const uint8_t *)) - op->hdr_len -
-			      droce_bth_pad((const struct droce_bth *)bth);
+	*tx->payload_bytes += tx->paylen;
 	RTE_BUILD_BUG_ON(DROCE_TX_BURST > 64);
 	if (droce_hdr_tmpl_finish_later(tx->tmpl, m) > 0)
 		tx->unsealed |= UINT64_C(1) << tx->n;

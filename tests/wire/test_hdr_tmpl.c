@@ -55,9 +55,12 @@ check_same(const struct droce_hdr_tmpl *t, const struct droce_l3_addr *a,
 		memcpy(p, l4 + first, l4_len - first);
 		ck_assert_int_eq(rte_pktmbuf_chain(m, seg), 0);
 	}
-	/* What droce_tx_start() records for the seal. */
-	m->l2_len = t->l2_len;
-	m->l3_len = t->len - t->l2_len - sizeof(struct rte_udp_hdr);
+	/* What droce_tx_start() records for the seal: the header lengths. */
+	m->tx_offload = t->tx_offload;
+	ck_assert_uint_eq(m->l2_len, RTE_ETHER_HDR_LEN + (a->vlan_tci ? RTE_VLAN_HLEN : 0));
+	ck_assert_uint_eq(m->l3_len, a->ipv6 ? sizeof(struct rte_ipv6_hdr) :
+					       sizeof(struct rte_ipv4_hdr));
+	ck_assert_uint_eq(m->l4_len, sizeof(struct rte_udp_hdr));
 	rc = droce_hdr_tmpl_finish_later(t, m);
 	/* Only a short frame in one segment is left to seal. */
 	ck_assert_int_eq(rc, first == l4_len && t->len + l4_len + 8 - t->l2_len <
@@ -130,6 +133,41 @@ START_TEST(test_tmpl_rebuilt)
 }
 END_TEST
 
+/* A QP's own template: its UDP source port from the flow label or the
+ * two QPNs, built again for another destination QP or traffic class, and
+ * for new addresses only once its owner invalidates it. */
+START_TEST(test_tmpl_owned)
+{
+	static uint8_t l4[64];
+	struct droce_hdr_tmpl t;
+	struct droce_l3_addr a;
+	uint32_t l4_len = send_only(l4, 20);
+
+	memset(&t, 0, sizeof(t));
+	test_addr(&a, false, 0);
+	a.flow_label = 0;
+	droce_hdr_tmpl_get_owned(&t, &a, 0x11, 0x22, a.tclass);
+	a.udp_sport = droce_udp_sport(0, 0x11, 0x22);
+	check_same(&t, &a, l4, l4_len, l4_len);
+	droce_hdr_tmpl_get_owned(&t, &a, 0x11, 0x23, a.tclass);
+	ck_assert_uint_ne(droce_udp_sport(0, 0x11, 0x23), a.udp_sport);
+	a.udp_sport = droce_udp_sport(0, 0x11, 0x23);
+	check_same(&t, &a, l4, l4_len, l4_len);
+	a.tclass = 0x6a;
+	droce_hdr_tmpl_get_owned(&t, &a, 0x11, 0x23, a.tclass);
+	check_same(&t, &a, l4, l4_len, l4_len);
+	/* New addresses and flow label: the old template until invalidated. */
+	a.ttl = 3;
+	a.flow_label = 0x12345;
+	ck_assert_ptr_eq(droce_hdr_tmpl_get_owned(&t, &a, 0x11, 0x23, a.tclass), &t);
+	ck_assert_uint_eq(t.l3.ttl, 17);
+	droce_hdr_tmpl_invalidate(&t);
+	droce_hdr_tmpl_get_owned(&t, &a, 0x11, 0x23, a.tclass);
+	a.udp_sport = droce_udp_sport(0x12345, 0x11, 0x23);
+	check_same(&t, &a, l4, l4_len, l4_len);
+}
+END_TEST
+
 Suite *
 suite_hdr_tmpl(void)
 {
@@ -138,6 +176,7 @@ suite_hdr_tmpl(void)
 
 	tcase_add_test(tc, test_tmpl_same_bytes);
 	tcase_add_test(tc, test_tmpl_rebuilt);
+	tcase_add_test(tc, test_tmpl_owned);
 	suite_add_tcase(s, tc);
 	return s;
 }
