@@ -34,6 +34,8 @@ droce_hdr_tmpl_build(struct droce_hdr_tmpl *t, const struct droce_l3_addr *l3,
 	a = *l3;
 	a.udp_sport = udp_sport;
 	a.tclass = tclass;
+	RTE_BUILD_BUG_ON(DROCE_HDR_TMPL_COPY < DROCE_HDR_TMPL_MAX);
+	memset(t->sent, 0, sizeof(t->sent));
 	t->len = (uint8_t)droce_l3_hdr_write_buf(t->sent, &a, 0);
 	t->l2_len = (uint8_t)(RTE_ETHER_HDR_LEN + (l3->vlan_tci ? sizeof(struct rte_vlan_hdr) : 0));
 	ip = t->sent + t->l2_len;
@@ -58,7 +60,7 @@ droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32_t l4_len
 	struct rte_ipv4_hdr *ip4 = (struct rte_ipv4_hdr *)ip;
 	uint32_t sum;
 
-	memcpy(p, t->sent, t->len);
+	memcpy(p, t->sent, DROCE_HDR_TMPL_COPY);
 	((struct rte_udp_hdr *)(p + t->len - sizeof(struct rte_udp_hdr)))->dgram_len =
 		rte_cpu_to_be_16(udp_len);
 	if (t->l3.ipv6) {

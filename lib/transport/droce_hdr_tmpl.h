@@ -26,6 +26,16 @@ extern "C" {
 /** The longest headers: Ethernet, VLAN, IPv6, UDP. */
 #define DROCE_HDR_TMPL_MAX 66
 
+/**
+ * What droce_hdr_tmpl_start() copies of a template, whatever its length:
+ * one copy of a size the compiler knows (a 64-byte and a 16-byte move)
+ * instead of one of the template's length (`rep movs`, or a call to
+ * libc). The bytes past the headers land where the frame's BTH and what
+ * follows it go, which the sender writes next, or past the frame's end:
+ * a frame's buffer must have room for this many bytes.
+ */
+#define DROCE_HDR_TMPL_COPY 80
+
 /** One address vector's headers (see the file comment). */
 struct droce_hdr_tmpl {
 	struct droce_l3_addr l3;     /**< the addresses it was built from */
@@ -39,7 +49,8 @@ struct droce_hdr_tmpl {
 	/** A frame's rte_mbuf::tx_offload: its L2, L3 and UDP header lengths,
 	 *  where droce_tx_hdr() and the ICRC find them. */
 	uint64_t tx_offload;
-	uint8_t sent[DROCE_HDR_TMPL_MAX];   /**< as sent, for a frame with no L4 payload */
+	/** As sent, for a frame with no L4 payload (@ref len bytes), then zeros. */
+	uint8_t sent[DROCE_HDR_TMPL_COPY];
 };
 
 /**
@@ -86,7 +97,9 @@ droce_hdr_tmpl_invalidate(struct droce_hdr_tmpl *t)
 
 /**
  * Write @p t's headers at @p p for a frame whose BTH, extension headers,
- * payload and pad take @p l4_len bytes. @return the BTH's offset.
+ * payload and pad take @p l4_len bytes; @p p must have room for
+ * DROCE_HDR_TMPL_COPY bytes, what follows the headers is left for the
+ * caller to write. @return the BTH's offset.
  */
 unsigned droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32_t l4_len);
 

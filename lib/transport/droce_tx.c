@@ -58,9 +58,10 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 		droce_hdr_tmpl_get(&tx->ud_tmpl, &av->l3,
 				   droce_udp_sport(av->l3.flow_label, qp->qpn, dqpn), tclass);
 	/* A new mbuf is one empty segment: the frame's length is set, not
-	 * appended (rte_pktmbuf_append() would look for the last segment). */
+	 * appended (rte_pktmbuf_append() would look for the last segment).
+	 * The template's copy may reach past a short frame's end. */
 	len = t->len + l4len;
-	if (unlikely(len > rte_pktmbuf_tailroom(m))) {
+	if (unlikely(RTE_MAX(len, (uint32_t)DROCE_HDR_TMPL_COPY) > rte_pktmbuf_tailroom(m))) {
 		rte_pktmbuf_free(m);
 		(*tx->no_mbuf)++;
 		return NULL;
