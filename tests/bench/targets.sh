@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Issue 12's targets, each measured side by side, for docs/benchmarks.md:
+# every round runs, per target, droce, then the ideal RoCE endpoint
+# (--raw-l2 --touch), then plain raw-L2, with the same options over one
+# memif link, and takes droce's ratio to each from those runs seconds
+# apart. Rounds are kept apart (the machine changes state between them,
+# see docs/benchmarks.md): the table has each round's ratio and their
+# median, and beside droce's the ideal endpoint's own ratio to raw-L2 in
+# the same rounds, the most any RoCE endpoint can reach on this port.
+#
+#   64 KiB WRITE bandwidth     droce/ideal >= 0.90, droce/raw-L2 >= 0.50
+#   64 B WRITE, one WR a post  droce/raw-L2 >= 0.50 (perftest's -t 128, a
+#                              completion every 100 WRs)
+#   64 B WRITE, post lists     droce/raw-L2 >= 0.70 (-l 32 -t 512 -Q 32)
+#   8 B WRITE latency          droce/raw-L2 <= 1.3 (typical half round trip)
+#   droce's own cycles         64 KiB WRITE <= 0.3 per byte on each side,
+#                              64 B WRITE <= 200 per message on the requester
+#
+# Usage: targets.sh [-d SECONDS] [-n ITERATIONS] [-r ROUNDS] [-i IDLE_S] BUILD_DIR OUT_DIR [DOC]
+#   -d  seconds per bandwidth run (default 2)
+#   -n  latency iterations (default 20000)
+#   -r  rounds (default 5)
+#   -i  seconds each run waits at most for idle CPUs (default 20; 0: none)
+# Writes OUT_DIR/targets.json (every run's --json output); with DOC
+# (docs/benchmarks.md), also the table between its "<!-- targets:begin -->"
+# and "<!-- targets:end -->" lines. Not part of CI: 12 pairs per round,
+# about a minute each round on an idle machine.
+set -euo pipefail
+
+# shellcheck source=tests/bench/bench_env.sh
+source "$(dirname "$0")/bench_env.sh"
+usage="usage: targets.sh [-d SECONDS] [-n ITERATIONS] [-r ROUNDS] [-i IDLE_S] BUILD_DIR OUT_DIR [DOC]"
+iters=20000
+repeats=5
+bench_opts "$usage" "$@"
+set -- "${bench_args[@]}"
+build=${1:?$usage}
+out=${2:?$usage}
+doc=${3:-}
+[[ -z $doc || -f $doc ]] || { echo "targets: $doc: no such file" >&2; exit 1; }
+
+bench_setup targets "$build"
+mkdir -p "$out"
+
+# name and droce-perf options of each target's runs
+targets=(
+	"write64k|--test write --mode bw -s 65536 -D $secs -m 4096"
+	"write64|--test write --mode bw -s 64 -D $secs -m 4096 -t 128 -Q 100"
+	"write64list|--test write --mode bw -s 64 -D $secs -m 4096 -l 32 -t 512 -Q 32"
+	"lat8|--test write --mode lat -s 8 -n $iters -m 4096"
+)
+load_start=$(cut -d' ' -f1 /proc/loadavg)
+for (( r = 1; r <= repeats; r++ )); do
+	for t in "${targets[@]}"; do
+		read -r -a opts <<<"${t#*|}"
+		bench_run "droce-${t%%|*}-$r" "${opts[@]}" || true
+		bench_run "ideal-${t%%|*}-$r" --raw-l2 --touch "${opts[@]}" || true
+		bench_run "raw-${t%%|*}-$r" --raw-l2 "${opts[@]}" || true
+	done
+done
+load="$load_start $(cut -d' ' -f1 /proc/loadavg) $busy_runs $idle_s"
+
+python3 - "$tmp" "$out" "$doc" "$repeats" "$secs" "$iters" "$load" <<'EOF'
+import json, os, statistics, sys
+
+tmp, out, doc = sys.argv[1], sys.argv[2], sys.argv[3]
+rounds, secs, iters = int(sys.argv[4]), sys.argv[5], sys.argv[6]
+load_start, load_end, busy_runs, idle_s = sys.argv[7].split()
+
+runs = {}
+for name in sorted(os.listdir(tmp)):
+    if name.endswith(".json") and ".server." not in name:
+        with open(os.path.join(tmp, name)) as f:
+            runs[name[:-5]] = json.load(f)
+with open(os.path.join(out, "targets.json"), "w") as f:
+    json.dump(runs, f, indent=1)
+
+def res(kind, target, r):
+    """The client's result row of one run (it holds both sides' cycles), or None."""
+    run = runs.get(f"{kind}-{target}-{r}")
+    return run["results"][0] if run and run["results"] else None
+
+def ratios(target, key, a, b):
+    """@a's figure over @b's, in each round that has both."""
+    out = []
+    for r in range(1, rounds + 1):
+        x, y = res(a, target, r), res(b, target, r)
+        if x and y and y[key] > 0:
+            out.append(x[key] / y[key])
+    return out
+
+def cycles(target, side, key):
+    """droce's cycles of one side, in each round."""
+    return [x["cycles"][side][key] for x in (res("droce", target, r) for r in range(1, rounds + 1))
+            if x and "cycles" in x]
+
+def fmt(vals, f, unit=""):
+    return "; ".join(format(v, f) + unit for v in vals) if vals else "-"
+
+def med(vals):
+    return statistics.median(vals) if vals else None
+
+def figures(target, key, f, unit):
+    """The three kinds' own figures (median of the rounds): the machine's
+    state shows in raw-L2's."""
+    out = []
+    for kind in ("droce", "ideal", "raw"):
+        v = [x[key] for x in (res(kind, target, r) for r in range(1, rounds + 1)) if x]
+        out.append("-" if not v else format(statistics.median(v), f))
+    return " / ".join(out) + " " + unit
+
+rows = []
+def row(target_text, what, vals, floor, goal, above, f=".2f", unit="", figs="-"):
+    m = med(vals)
+    met = "-" if m is None else ("**yes**" if (m >= goal if above else m <= goal) else "no")
+    fl = med(floor) if floor else None
+    rows.append(f"| {target_text} | {what} | {'-' if m is None else format(m, f) + unit} | "
+                f"{fmt(vals, f, unit)} | {'-' if fl is None else format(fl, f) + unit} | "
+                f"{figs} | {met} |")
+
+gbps64k = figures("write64k", "bw_average_gbps", ".1f", "Gb/s")
+row("64 KiB WRITE bandwidth, >= 0.90 of the ideal endpoint", "droce / ideal",
+    ratios("write64k", "bw_average_gbps", "droce", "ideal"), None, 0.90, True, figs=gbps64k)
+row("64 KiB WRITE bandwidth, >= 0.50 of raw-L2", "droce / raw-L2",
+    ratios("write64k", "bw_average_gbps", "droce", "raw"),
+    ratios("write64k", "bw_average_gbps", "ideal", "raw"), 0.50, True, figs=gbps64k)
+row("64 B WRITE, one WR per post (`-t 128 -Q 100`), >= 0.50 of raw-L2 pps", "droce / raw-L2",
+    ratios("write64", "msg_rate_mpps", "droce", "raw"),
+    ratios("write64", "msg_rate_mpps", "ideal", "raw"), 0.50, True,
+    figs=figures("write64", "msg_rate_mpps", ".2f", "Mpps"))
+row("64 B WRITE, post lists (`-l 32 -t 512 -Q 32`), >= 0.70 of raw-L2 pps", "droce / raw-L2",
+    ratios("write64list", "msg_rate_mpps", "droce", "raw"),
+    ratios("write64list", "msg_rate_mpps", "ideal", "raw"), 0.70, True,
+    figs=figures("write64list", "msg_rate_mpps", ".2f", "Mpps"))
+row("8 B WRITE latency, <= 1.3x raw-L2 (typical half round trip)", "droce / raw-L2",
+    ratios("lat8", "t_typical", "droce", "raw"), ratios("lat8", "t_typical", "ideal", "raw"),
+    1.3, False, unit="x", figs=figures("lat8", "t_typical", ".2f", "us"))
+for side in ("client", "server"):
+    row(f"64 KiB WRITE, <= 0.3 own cycles per byte ({side})", "droce own cycles/B",
+        cycles("write64k", side, "own_per_byte"), None, 0.3, False, f=".3f")
+row("64 B WRITE, <= 200 own cycles per message on the requester", "droce own cycles/msg",
+    cycles("write64", "client", "own_per_msg"), None, 200, False, f=".0f")
+
+lines = [
+    f"`tests/bench/targets.sh -r {rounds} -d {secs} -n {iters}`: each round runs every",
+    "target as droce, the ideal endpoint and raw-L2, one right after the other,",
+    "over one memif link (IB MTU 4096); a ratio is taken within a round only.",
+    "Median and each round; the ideal endpoint's own ratio to raw-L2 in the",
+    "same rounds (median) is the most a RoCE endpoint can reach on this port.",
+    f"Load average {load_start} at the start, {load_end} at the end; {busy_runs} of",
+    f"{rounds * 12} runs found no idle CPUs within {idle_s} s and ran anyway.",
+    "",
+    "| target | figure | median | each round | ideal endpoint / raw-L2 | droce / ideal / raw-L2 (medians) | met? |",
+    "|---|---|---|---|---|---|---|",
+] + rows
+missing = sorted(f"{k}-{t}-{r}" for k in ("droce", "ideal", "raw")
+                 for t in ("write64k", "write64", "write64list", "lat8")
+                 for r in range(1, rounds + 1) if f"{k}-{t}-{r}" not in runs)
+if missing:
+    lines += ["", "Runs that failed (left out): " + ", ".join(missing) + "."]
+table = "\n".join(lines) + "\n"
+print(table)
+if doc:
+    text = open(doc).read()
+    begin, end = "<!-- targets:begin -->\n", "<!-- targets:end -->"
+    b, e = text.find(begin), text.find(end)
+    if b < 0 or e < b:
+        sys.exit(f"targets: {doc} has no {begin.strip()} ... {end} lines")
+    with open(doc, "w") as f:
+        f.write(text[:b + len(begin)] + table + text[e:])
+EOF
