@@ -151,18 +151,17 @@ sge_copy_run(void *arg, struct droce_mr *mr __rte_unused, uint8_t *addr, uint64_
 /*
  * droce_sge_walk() with sge_copy_run(), but a run inside a list of one SGE
  * (the common post and receive) is copied at once, without the walk and
- * its callback.
+ * its callback; a list of one SGE that fails its checks goes to the walk,
+ * which fails it.
  */
 static int
 sge_copy_walk(const struct droce_mr_table *t, uint32_t pd_handle, const struct ibv_sge *sge,
 	      unsigned num_sge, uint64_t offset, uint64_t len, int access, struct sge_copy *c)
 {
-	if (num_sge == 1 && len > 0 && offset < sge->length && len <= sge->length - offset) {
-		uint8_t *addr = droce_mr_addr(droce_mr_lookup(t, sge->lkey), pd_handle,
-					      sge->addr + offset, len, access);
+	uint8_t *addr = droce_sge_one_addr(t, pd_handle, sge, num_sge, offset, len, access);
 
-		return addr != NULL ? sge_copy_run(c, NULL, addr, 0, len) : -EFAULT;
-	}
+	if (addr != NULL)
+		return sge_copy_run(c, NULL, addr, 0, len);
 	return droce_sge_walk(t, pd_handle, sge, num_sge, offset, len, access, sge_copy_run, c);
 }
 

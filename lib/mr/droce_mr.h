@@ -127,6 +127,24 @@ droce_mr_addr(const struct droce_mr *mr, uint32_t pd_handle, uint64_t va,
 }
 
 /**
+ * The common post and receive: a list of one SGE that holds the whole run
+ * of @p len bytes from @p offset. @return the run's process address, when
+ * the list is one SGE that holds the run and its key, bounds and rights
+ * check as droce_mr_addr() says; NULL otherwise, for droce_sge_walk() to
+ * take the list apart (or to fail it).
+ */
+static inline uint8_t *
+droce_sge_one_addr(const struct droce_mr_table *t, uint32_t pd_handle,
+		   const struct ibv_sge *sge, unsigned num_sge, uint64_t offset, uint64_t len,
+		   int access)
+{
+	if (num_sge != 1 || len == 0 || offset >= sge->length || len > sge->length - offset)
+		return NULL;
+	return droce_mr_addr(droce_mr_lookup(t, sge->lkey), pd_handle, sge->addr + offset, len,
+			     access);
+}
+
+/**
  * What droce_sge_walk() hands over: @p n bytes at @p addr of region @p mr,
  * the run at byte @p pos of the walk. @return 0 to go on, else stop with it.
  */

@@ -328,6 +328,8 @@ droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 		 const struct ibv_sge *sge, unsigned num_sge, uint64_t offset, uint32_t len,
 		 int access, struct droce_qp *qp, struct droce_send_wqe *w)
 {
+	const uint8_t *src;
+
 	if (len == 0)
 		return 0;
 	if (unlikely(tx->zc_gate_at != tx->now))
@@ -335,8 +337,13 @@ droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 	if (len >= tx->zc_from)
 		return zc_payload(tx, m, pd_handle, sge, num_sge, offset, len, access, qp, w);
 	(*tx->zc_copy_count)++;
-	return droce_sge_read(tx->mrt, pd_handle, sge, num_sge, offset,
-			      droce_tx_cur(tx, DROCE_HDR_PAYLOAD), len, access);
+	src = droce_sge_one_addr(tx->mrt, pd_handle, sge, num_sge, offset, len, access);
+	if (src == NULL)
+		return droce_sge_read(tx->mrt, pd_handle, sge, num_sge, offset,
+				      droce_tx_cur(tx, DROCE_HDR_PAYLOAD), len, access);
+	/* A looped-back zero-copy frame may point into the region: memmove. */
+	memmove(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), src, len);
+	return 0;
 }
 
 int
