@@ -19,14 +19,14 @@ opts=(--werror)
 case ${1:-} in
 --asan)
 	dir=$root/asan
-	opts+=("-Db_sanitize=address,undefined")
+	opts+=(-Db_lto=false "-Db_sanitize=address,undefined")
 	export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1
 	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 	shift
 	;;
 --tsan)
 	dir=$root/tsan
-	opts+=(-Db_sanitize=thread)
+	opts+=(-Db_lto=false -Db_sanitize=thread)
 	export TSAN_OPTIONS=halt_on_error=1:history_size=4:suppressions=$PWD/tests/tsan.supp
 	shift
 	;;

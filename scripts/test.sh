@@ -67,7 +67,7 @@ else
 fi
 
 echo "== $root/asan: AddressSanitizer and UBSan, unit, stress and e2e suites"
-if bash scripts/build.sh "$root/asan" --werror -Db_sanitize=address,undefined; then
+if bash scripts/build.sh "$root/asan" --werror -Db_lto=false -Db_sanitize=address,undefined; then
 	ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		run "$root/asan" --suite unit --suite stress --suite e2e
@@ -77,7 +77,7 @@ else
 fi
 
 echo "== $root/fuzz: clang with libFuzzer, AddressSanitizer and UBSan, the fuzz suite"
-if CC=clang bash scripts/build.sh "$root/fuzz" --werror -Dfuzz=true -Db_sanitize=address,undefined; then
+if CC=clang bash scripts/build.sh "$root/fuzz" --werror -Db_lto=false -Dfuzz=true -Db_sanitize=address,undefined; then
 	run "$root/fuzz" --suite fuzz
 else
 	echo "test: $root/fuzz does not build" | tee -a "$report" >&2
@@ -85,7 +85,7 @@ else
 fi
 
 echo "== $root/tsan: ThreadSanitizer, the threaded tests (stress, verbs, two-process e2e)"
-if bash scripts/build.sh "$root/tsan" --werror -Db_sanitize=thread; then
+if bash scripts/build.sh "$root/tsan" --werror -Db_lto=false -Db_sanitize=thread; then
 	TSAN_OPTIONS=halt_on_error=1:history_size=4:suppressions=$PWD/tests/tsan.supp \
 		run "$root/tsan" destroy-stress verbs unreliable fork engines e2e-memif \
 		debian-rc-pingpong-4096-e
