@@ -18,8 +18,13 @@
  * lanes of a 512-bit register folded at once: fewer instructions, and a
  * 64 B WRITE's ICRC check on receipt some 5 cycles faster.
  *
- * Runs from SHORT_MAX bytes on, CPUs without PCLMULQDQ and AVX-512 BW/VL
- * (for the masked load), and builds for other architectures use
+ * CPUs without AVX-512 BW/VL (AMD before Zen 4, Intel's clients before Ice
+ * Lake) have no masked load: there the first block is the run's first 16
+ * bytes, moved up by a byte shuffle (SSSE3) that brings the zeros in
+ * front. Everything else is the same code.
+ *
+ * Runs from SHORT_MAX bytes on, runs shorter than 16 bytes, CPUs without
+ * PCLMULQDQ and SSE4.1, and builds for other architectures use
  * rte_net_crc_calc().
  *
  * droce_crc32_masked() is the same CRC of a run with some bits of its
@@ -27,6 +32,7 @@
  * ones are ORed into the blocks as they are loaded, so the frame itself
  * is neither written nor saved and restored.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -38,12 +44,12 @@
 /* From here on rte_net_crc's 64-byte folding is as fast or faster. */
 #define SHORT_MAX DROCE_CRC_MASKED_MAX
 
-static bool crc_short_ok;
-
 #ifdef RTE_ARCH_X86
 #include <immintrin.h>
 
-#define CRC_TARGET __attribute__((target("pclmul,sse4.1,avx512bw,avx512vl")))
+/* The folding itself; the first block's load needs more (below). */
+#define CRC_TARGET_SSE __attribute__((target("pclmul,ssse3,sse4.1")))
+#define CRC_TARGET __attribute__((target("pclmul,ssse3,sse4.1,avx512bw,avx512vl")))
 
 /*
  * Folding constants for the bit-reflected polynomial: a 128-bit block
@@ -66,8 +72,15 @@ static const long long kpoly[2] __rte_aligned(16) = { 0x1db710641, 0x1f7011641 }
 static const uint8_t init_ones[64] __rte_aligned(64) = {
 	[32] = 0xff, [33] = 0xff, [34] = 0xff, [35] = 0xff,
 };
+/* A shuffle control read at 16 - pad: zeros (0x80) in the first pad
+ * bytes, then bytes 0.. of the source. */
+static const uint8_t head_shuffle[32] __rte_aligned(32) = {
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+};
 
-CRC_TARGET static inline __m128i
+CRC_TARGET_SSE static inline __m128i
 fold(__m128i x, __m128i k)
 {
 	return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
@@ -75,7 +88,7 @@ fold(__m128i x, __m128i k)
 
 /* The CRC of a run folded into 128 bits: 128 -> 64 bits, then 64 -> 32
  * (Barrett). */
-CRC_TARGET static inline __attribute__((always_inline)) uint32_t
+CRC_TARGET_SSE static inline __attribute__((always_inline)) uint32_t
 crc_reduce(__m128i x0)
 {
 	const __m128i m3 = _mm_setr_epi32(~0, 0, ~0, 0);
@@ -100,7 +113,7 @@ crc_reduce(__m128i x0)
  * @p mask when it has any there (the mask's padded layout puts its byte i
  * at 16 + i, so the same offset reads it).
  */
-CRC_TARGET static inline __attribute__((always_inline)) __m128i
+CRC_TARGET_SSE static inline __attribute__((always_inline)) __m128i
 block(const uint8_t *p, uint32_t j, uint32_t pad, const struct droce_crc_mask *mask)
 {
 	__m128i x = _mm_loadu_si128((const __m128i *)(p + 16 * j - pad));
@@ -110,15 +123,32 @@ block(const uint8_t *p, uint32_t j, uint32_t pad, const struct droce_crc_mask *m
 	return x;
 }
 
-CRC_TARGET static inline __attribute__((always_inline)) uint32_t
-crc_short(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
+/* Block 0's bytes: zeros, then the run's first 16 - pad bytes (a whole
+ * block when pad is 0). The masked load reads nothing before p. */
+CRC_TARGET static inline __attribute__((always_inline)) __m128i
+head_masked(const uint8_t *p, uint32_t pad)
+{
+	return _mm_maskz_loadu_epi8((__mmask16)(0xffffu << pad), p - pad);
+}
+
+/* The same without AVX-512: the run's first 16 bytes (it has them), moved
+ * up by pad bytes, zeros shuffled in front. */
+CRC_TARGET_SSE static inline __attribute__((always_inline)) __m128i
+head_shuffled(const uint8_t *p, uint32_t pad)
+{
+	return _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)p),
+				_mm_loadu_si128((const __m128i *)(head_shuffle + 16 - pad)));
+}
+
+/* The CRC of the @p len (>= 16) bytes at @p p, whose block 0 @p x0 holds
+ * (head_masked() or head_shuffled()): inlined into each caller, it takes
+ * that caller's instruction set. */
+CRC_TARGET_SSE static inline __attribute__((always_inline)) uint32_t
+crc_short(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask, __m128i x0)
 {
 	uint32_t r = len & 15, pad = r != 0 ? 16 - r : 0, n = (len + pad) / 16, i;
-	__m128i x0, x1, x2, x3;
+	__m128i x1, x2, x3;
 
-	/* Block 0: zeros, then the first r bytes (a whole block when r is 0);
-	 * the masked load reads nothing before p. */
-	x0 = _mm_maskz_loadu_epi8((__mmask16)(0xffffu << pad), p - pad);
 	if (mask != NULL)
 		x0 = _mm_or_si128(x0, _mm_loadu_si128((const __m128i *)(mask->b + 16 - pad)));
 	x0 = _mm_xor_si128(x0, _mm_loadu_si128((const __m128i *)(init_ones + 32 - pad)));
@@ -178,7 +208,6 @@ static const long long kjoin[8] __rte_aligned(64) = { K384, K256, K128, 0, 0 };
  * path, a 104-byte one 5 faster). */
 #define CRC512_MIN 96
 
-static bool crc_512_ok;
 
 CRC512_TARGET static inline __attribute__((always_inline)) __m512i
 fold512(__m512i x, __m512i k)
@@ -222,44 +251,84 @@ crc_short512(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 	return crc_reduce(y);
 }
 
-/* The two instances, each with its mask known (none, or one). */
+/* The four instances, each with its mask known (none, or one) and its
+ * first block's load. */
 CRC_TARGET static uint32_t
 crc_plain(const uint8_t *p, uint32_t len)
 {
-	return crc_short(p, len, NULL);
+	return crc_short(p, len, NULL, head_masked(p, (16 - (len & 15)) & 15));
 }
 
 CRC_TARGET static uint32_t
 crc_masked(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 {
-	return crc_short(p, len, mask);
+	return crc_short(p, len, mask, head_masked(p, (16 - (len & 15)) & 15));
 }
 
-bool
-droce_crc32_init(void)
+CRC_TARGET_SSE static uint32_t
+crc_plain_sse(const uint8_t *p, uint32_t len)
 {
-	crc_short_ok = rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 &&
-		       rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) > 0 &&
-		       rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512BW) > 0 &&
-		       rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512VL) > 0;
-	crc_512_ok = crc_short_ok && rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) > 0 &&
-		     rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) > 0;
-	return crc_short_ok;
+	return crc_short(p, len, NULL, head_shuffled(p, (16 - (len & 15)) & 15));
+}
+
+CRC_TARGET_SSE static uint32_t
+crc_masked_sse(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
+{
+	return crc_short(p, len, mask, head_shuffled(p, (16 - (len & 15)) & 15));
+}
+
+/* The fastest path the CPU runs. */
+static enum droce_crc_path
+crc_best(void)
+{
+	if (rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) <= 0 ||
+	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSSE3) <= 0 ||
+	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) <= 0)
+		return DROCE_CRC_LIB;
+	if (rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512BW) <= 0 ||
+	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512VL) <= 0)
+		return DROCE_CRC_SSE;
+	if (rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) <= 0 ||
+	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) <= 0)
+		return DROCE_CRC_AVX512;
+	return DROCE_CRC_VPCLMUL;
 }
 #else
-bool
-droce_crc32_init(void)
+static enum droce_crc_path
+crc_best(void)
 {
-	return false;
+	return DROCE_CRC_LIB;
 }
 #endif
+
+static enum droce_crc_path crc_path;
+
+enum droce_crc_path
+droce_crc32_init(void)
+{
+	crc_path = crc_best();
+	return crc_path;
+}
+
+int
+droce_crc32_path_set(enum droce_crc_path path)
+{
+	if (path > crc_best())
+		return -ENOTSUP;
+	crc_path = path;
+	return 0;
+}
 
 uint32_t
 droce_crc32(const void *p, uint32_t len)
 {
 #ifdef RTE_ARCH_X86
-	if (crc_short_ok && len >= 16 && len < SHORT_MAX)
-		return crc_512_ok && len >= CRC512_MIN ? crc_short512(p, len, NULL) : crc_plain(p, len);
+	if (crc_path != DROCE_CRC_LIB && len >= 16 && len < SHORT_MAX) {
+		if (crc_path == DROCE_CRC_SSE)
+			return crc_plain_sse(p, len);
+		return crc_path == DROCE_CRC_VPCLMUL && len >= CRC512_MIN ?
+			crc_short512(p, len, NULL) : crc_plain(p, len);
+	}
 #endif
 	return rte_net_crc_calc(p, len, RTE_NET_CRC32_ETH);
 }
@@ -272,9 +341,12 @@ droce_crc32_masked(const void *p, uint32_t len, const struct droce_crc_mask *mas
 
 	RTE_ASSERT(len < DROCE_CRC_MASKED_MAX);
 #ifdef RTE_ARCH_X86
-	if (crc_short_ok && len >= 16)
-		return crc_512_ok && len >= CRC512_MIN ? crc_short512(p, len, mask) :
-							 crc_masked(p, len, mask);
+	if (crc_path != DROCE_CRC_LIB && len >= 16) {
+		if (crc_path == DROCE_CRC_SSE)
+			return crc_masked_sse(p, len, mask);
+		return crc_path == DROCE_CRC_VPCLMUL && len >= CRC512_MIN ?
+			crc_short512(p, len, mask) : crc_masked(p, len, mask);
+	}
 #endif
 	/* Without the short path: the ICRC's view in a copy. */
 	memcpy(copy, p, len);

@@ -575,11 +575,26 @@ droce_crc_mask_set(struct droce_crc_mask *mask, unsigned off, uint8_t bits)
  */
 uint32_t droce_crc32_masked(const void *p, uint32_t len, const struct droce_crc_mask *mask);
 
+/** The paths droce_crc32() and droce_crc32_masked() take short runs on. */
+enum droce_crc_path {
+	DROCE_CRC_LIB,       /**< rte_net_crc_calc() (the mask in a copy) */
+	DROCE_CRC_SSE,       /**< droce's, 128-bit folds (PCLMULQDQ, SSSE3, SSE4.1) */
+	DROCE_CRC_AVX512,    /**< the same, its first block a masked load (AVX-512 BW, VL) */
+	DROCE_CRC_VPCLMUL,   /**< and from 96 bytes on, 512-bit folds (AVX-512F, VPCLMULQDQ) */
+};
+
 /**
- * See whether the CPU runs droce_crc32()'s short path (PCLMULQDQ, SSE4.1,
- * AVX-512 BW and VL). @return true when droce_crc32() takes it.
+ * Choose the fastest path the CPU runs for droce_crc32()'s short runs.
+ * @return the path chosen.
  */
-bool droce_crc32_init(void);
+enum droce_crc_path droce_crc32_init(void);
+
+/**
+ * Take @p path from now on instead, for tests (each path against zlib) and
+ * benchmarks; not while other threads compute CRCs.
+ * @return 0, or -ENOTSUP when the CPU does not run @p path.
+ */
+int droce_crc32_path_set(enum droce_crc_path path);
 
 /**
  * Choose the fastest CRC32 rte_net_crc offers on this CPU (AVX-512 with

@@ -3,6 +3,7 @@
  * The ICRC on chained mbufs, appending it, and frames built with
  * droce_l3_hdr_write() (VLAN, IPv4, IPv6) parsed back.
  */
+#include <errno.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -41,25 +42,45 @@ START_TEST(test_crc_is_zlib)
 }
 END_TEST
 
-/* droce_crc32() (its own short path where the CPU has it) is zlib's CRC
- * at every length and alignment, around the short path's limits too. */
+/* The fastest CRC path the CPU runs, as droce_crc32_init() must find it:
+ * otherwise the tests below would only test rte_net_crc again. */
+static enum droce_crc_path
+crc_best_path(void)
+{
+	if (rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) <= 0 ||
+	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSSE3) <= 0 ||
+	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) <= 0)
+		return DROCE_CRC_LIB;
+	if (rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512BW) <= 0 ||
+	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512VL) <= 0)
+		return DROCE_CRC_SSE;
+	if (rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) <= 0 ||
+	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) <= 0)
+		return DROCE_CRC_AVX512;
+	return DROCE_CRC_VPCLMUL;
+}
+
+/* droce_crc32() is zlib's CRC at every length and alignment, around the
+ * short paths' limits too, on each path the CPU runs. */
 START_TEST(test_droce_crc32_is_zlib)
 {
 	static uint8_t buf[4096 + 64];
+	enum droce_crc_path best = crc_best_path();
 
 	fill_random(buf, sizeof(buf), 88172645u);
-	/* Where the CPU has what the short path needs, it is the path taken:
-	 * otherwise this would only test rte_net_crc again. */
-	ck_assert_int_eq(droce_crc32_init(),
-			 rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 &&
-			 rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512BW) > 0 &&
-			 rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512VL) > 0);
-	ck_assert_uint_eq(droce_crc32("0123456789abcdefg", 17),
-			  crc32(0, (const Bytef *)"0123456789abcdefg", 17));
-	for (uint32_t off = 0; off < 64; off++)
-		for (uint32_t len = 0; len <= 600; len++)
-			ck_assert_uint_eq(droce_crc32(buf + off, len), crc32(0, buf + off, len));
-	ck_assert_uint_eq(droce_crc32(buf + 3, 4096), crc32(0, buf + 3, 4096));
+	ck_assert_int_eq(droce_crc32_init(), best);
+	ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)(best + 1)), -ENOTSUP);
+	for (int path = DROCE_CRC_LIB; path <= (int)best; path++) {
+		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)path), 0);
+		ck_assert_uint_eq(droce_crc32("0123456789abcdefg", 17),
+				  crc32(0, (const Bytef *)"0123456789abcdefg", 17));
+		for (uint32_t off = 0; off < 64; off++)
+			for (uint32_t len = 0; len <= 600; len++)
+				ck_assert_uint_eq(droce_crc32(buf + off, len),
+						  crc32(0, buf + off, len));
+		ck_assert_uint_eq(droce_crc32(buf + 3, 4096), crc32(0, buf + 3, 4096));
+	}
+	droce_crc32_init();
 }
 END_TEST
 
@@ -77,25 +98,31 @@ crc_of_masked(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 
 /* droce_crc32_masked() is zlib's CRC of the masked bytes at every length
  * and alignment, with masks on every byte it can set bits in (only where
- * the run has them), and leaves the run as it was. */
+ * the run has them), on each path the CPU runs, and leaves the run as it
+ * was. */
 START_TEST(test_droce_crc32_masked)
 {
 	static uint8_t buf[DROCE_CRC_MASKED_MAX + 64], before[sizeof(buf)];
 	struct droce_crc_mask mask;
 	uint8_t bits[DROCE_CRC_MASK_LEN];
 
-	droce_crc32_init();
+	enum droce_crc_path best = droce_crc32_init();
+
 	fill_random(buf, sizeof(buf), 1812433253u);
 	fill_random(bits, sizeof(bits), 2654435761u);
 	memcpy(before, buf, sizeof(buf));
-	for (uint32_t len = 16; len < DROCE_CRC_MASKED_MAX; len++) {
-		memset(&mask, 0, sizeof(mask));
-		for (uint32_t i = 0; i < len && i < DROCE_CRC_MASK_LEN; i++)
-			droce_crc_mask_set(&mask, i, bits[(i + len) % DROCE_CRC_MASK_LEN]);
-		for (uint32_t off = 0; off < 64; off += 7)
-			ck_assert_uint_eq(droce_crc32_masked(buf + off, len, &mask),
-					  crc_of_masked(buf + off, len, &mask));
+	for (int path = DROCE_CRC_LIB; path <= (int)best; path++) {
+		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)path), 0);
+		for (uint32_t len = 16; len < DROCE_CRC_MASKED_MAX; len++) {
+			memset(&mask, 0, sizeof(mask));
+			for (uint32_t i = 0; i < len && i < DROCE_CRC_MASK_LEN; i++)
+				droce_crc_mask_set(&mask, i, bits[(i + len) % DROCE_CRC_MASK_LEN]);
+			for (uint32_t off = 0; off < 64; off += 7)
+				ck_assert_uint_eq(droce_crc32_masked(buf + off, len, &mask),
+						  crc_of_masked(buf + off, len, &mask));
+		}
 	}
+	droce_crc32_init();
 	ck_assert_mem_eq(buf, before, sizeof(buf));
 }
 END_TEST
