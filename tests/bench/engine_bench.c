@@ -22,12 +22,15 @@
  *             sent (the requester's side)
  *   ack_rx    the ACK for them received and N completions polled
  *
- * Usage: engine_bench [-n N] [-s S] [-r RUNS] [-c CASE] [-t] [-e EAL_ARGS] [-j]
+ * Usage: engine_bench [-n N] [-s S] [-r RUNS] [-c CASE] [-t] [-C CRC] [-e EAL_ARGS] [-j]
  *   N 1..32 messages per run (default 32; 1 shows what a latency test pays
  *   per message), S 0..4096 bytes (default 64), RUNS per case (default
  *   20000), CASE idle, write_rx or write_tx (and ack_rx) only, for a
  *   profiler; -t: the QP on a parent domain with a thread domain (posts
- *   take no lock). Prints one line per case, JSON with -j.
+ *   take no lock); CRC: the CRC path for short runs, lib, sse, avx512 or
+ *   vpclmul (default: the fastest the CPU runs; a slower one shows what a
+ *   CPU without the faster one's instructions pays). Prints one line per
+ *   case, JSON with -j.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -40,6 +43,7 @@
 #include "droce.h"
 #include "droce_peer.h"
 #include "droce_test.h"
+#include "droce_wire.h"
 
 #define PEER_QPN 0x100
 #define PSN0 0x10
@@ -263,22 +267,27 @@ main(int argc, char **argv)
 	struct bench b = { .n = BURST_MAX, .size = 64, .runs = 20000 };
 	struct result res[5];
 	unsigned nres = 0;
-	const char *only = NULL;
+	static const char *const crc_paths[] = {
+		[DROCE_CRC_LIB] = "lib", [DROCE_CRC_SSE] = "sse",
+		[DROCE_CRC_AVX512] = "avx512", [DROCE_CRC_VPCLMUL] = "vpclmul",
+	};
+	const char *only = NULL, *crc = NULL;
 	bool json = false;
-	int opt;
+	int opt, path;
 
-	while ((opt = getopt(argc, argv, "n:s:r:c:te:j")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:r:c:tC:e:j")) != -1) {
 		switch (opt) {
 		case 'n': b.n = (unsigned)atoi(optarg); break;
 		case 's': b.size = (unsigned)atoi(optarg); break;
 		case 'r': b.runs = (unsigned)atoi(optarg); break;
 		case 'c': only = optarg; break;
 		case 't': b.td = true; break;
+		case 'C': crc = optarg; break;
 		case 'e': setenv("DROCE_TEST_EAL", optarg, 1); break;
 		case 'j': json = true; break;
 		default:
 			fprintf(stderr, "usage: engine_bench [-n 1..32] [-s 0..4096] [-r RUNS] "
-					"[-c CASE] [-t] [-e EAL_ARGS] [-j]\n");
+					"[-c CASE] [-t] [-C CRC] [-e EAL_ARGS] [-j]\n");
 			return 2;
 		}
 	}
@@ -288,6 +297,13 @@ main(int argc, char **argv)
 	if (b.samples == NULL)
 		die("no memory");
 	setup(&b);
+	/* After the device's setup, which chose the fastest path. */
+	for (path = DROCE_CRC_LIB; crc != NULL && path <= DROCE_CRC_VPCLMUL; path++)
+		if (strcmp(crc, crc_paths[path]) == 0)
+			break;
+	if (crc != NULL && (path > DROCE_CRC_VPCLMUL ||
+			    droce_crc32_path_set((enum droce_crc_path)path) != 0))
+		die("-C: lib, sse, avx512 or vpclmul, one this CPU runs");
 	if (only == NULL || strcmp(only, "idle") == 0) {
 		bench_idle(&b, &res[nres], &res[nres + 1]);
 		nres += 2;
