@@ -13,8 +13,9 @@
 #   -r    runs per case (default 2000; the first few warm up, and count)
 # BUILD_DIR must be built for a CPU without AVX-512, which valgrind cannot
 # run: scripts/build.sh build/instr -Dcpu=x86-64-v3. Without AVX-512 the
-# ICRC takes another path than on such a CPU (rte_net_crc, the mask byte
-# by byte), so the CRC is reported apart and left out of the groups.
+# ICRC takes another path than on such a CPU (droce_crc.c's SSE path: its
+# first block shuffled into place, not a masked load, and no 512-bit
+# folds), so the CRC is reported apart and left out of the groups.
 # Prints a markdown table. Not part of CI; about 30 s per case.
 set -euo pipefail
 
