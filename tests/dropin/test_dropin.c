@@ -6,6 +6,7 @@
  * comes from DROCE_CONF (set by meson to a loopback port without
  * hugepages).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,7 @@ START_TEST(provider_interface_fails_cleanly)
 	struct ibv_wc wc;
 	char text[16];
 	struct ibv_pd other;
+	void (*register_1_1)(const char *name, ibv_driver_init_func init_func);
 
 	errno = 0;
 	ck_assert_ptr_null(_verbs_init_and_alloc_context(list[0], -1, 4096, NULL, 0));
@@ -267,6 +269,12 @@ START_TEST(provider_interface_fails_cleanly)
 	ck_assert_ptr_eq(rbad, &rwr);
 	/* A provider registering itself (libmlx5's constructor) changes nothing. */
 	verbs_register_driver_34(NULL);
+	/* Nor does an old one, through the non-default version rdma-core
+	 * keeps for old binaries (which a .symver lost to LTO once dropped). */
+	register_1_1 = (void (*)(const char *, ibv_driver_init_func))
+		dlvsym(RTLD_DEFAULT, "ibv_register_driver", "IBVERBS_1.1");
+	ck_assert_ptr_nonnull(register_1_1);
+	register_1_1("old", NULL);
 	ck_assert_str_eq(ibv_get_device_name(list[0]), "droce0");
 	errno = 0;
 	ck_assert_int_eq(ibv_read_sysfs_file(list[0]->ibdev_path, "board_id", text,
