@@ -232,15 +232,10 @@ ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *
  */
 /* rdma-core keeps ibv_register_driver() only for old binaries: it is
  * exported as a non-default version, which nothing new can link against.
- * GCC's symver attribute survives link-time optimisation, where a .symver
- * in top-level asm is lost (the symbol silently missing from the library);
- * compilers without the attribute build without LTO (meson.build). */
-#if defined(__has_attribute) && __has_attribute(__symver__)
-__attribute__((__symver__("ibv_register_driver@IBVERBS_1.1")))
-#else
+ * Link-time optimisation drops a .symver in top-level asm (and the symbol
+ * with it, silently): this file is compiled without it (meson.build). */
+__typeof__(ibv_register_driver) droce_register_driver_1_1;
 __asm__(".symver droce_register_driver_1_1, ibv_register_driver@IBVERBS_1.1");
-#endif
-void droce_register_driver_1_1(const char *name, ibv_driver_init_func init_func);
 
 void
 droce_register_driver_1_1(const char *name, ibv_driver_init_func init_func)
