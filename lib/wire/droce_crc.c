@@ -123,21 +123,32 @@ block(const uint8_t *p, uint32_t j, uint32_t pad, const struct droce_crc_mask *m
 	return x;
 }
 
-/* Block 0's bytes: zeros, then the run's first 16 - pad bytes (a whole
- * block when pad is 0). The masked load reads nothing before p. */
-CRC_TARGET static inline __attribute__((always_inline)) __m128i
-head_masked(const uint8_t *p, uint32_t pad)
+/* The zeros in front of a run of @p len bytes that end its first block
+ * where the run's first len % 16 bytes end (none when that is 0). */
+static inline uint32_t
+crc_pad(uint32_t len)
 {
+	return (16 - (len & 15)) & 15;
+}
+
+/* Block 0 of the @p len bytes at @p p: the pad's zeros, then the run's
+ * first bytes. The masked load reads nothing before p. */
+CRC_TARGET static inline __attribute__((always_inline)) __m128i
+head_masked(const uint8_t *p, uint32_t len)
+{
+	uint32_t pad = crc_pad(len);
+
 	return _mm_maskz_loadu_epi8((__mmask16)(0xffffu << pad), p - pad);
 }
 
 /* The same without AVX-512: the run's first 16 bytes (it has them), moved
- * up by pad bytes, zeros shuffled in front. */
+ * up by the pad, zeros shuffled in front. */
 CRC_TARGET_SSE static inline __attribute__((always_inline)) __m128i
-head_shuffled(const uint8_t *p, uint32_t pad)
+head_shuffled(const uint8_t *p, uint32_t len)
 {
 	return _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)p),
-				_mm_loadu_si128((const __m128i *)(head_shuffle + 16 - pad)));
+				_mm_loadu_si128((const __m128i *)(head_shuffle + 16 -
+								  crc_pad(len))));
 }
 
 /* The CRC of the @p len (>= 16) bytes at @p p, whose block 0 @p x0 holds
@@ -146,7 +157,7 @@ head_shuffled(const uint8_t *p, uint32_t pad)
 CRC_TARGET_SSE static inline __attribute__((always_inline)) uint32_t
 crc_short(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask, __m128i x0)
 {
-	uint32_t r = len & 15, pad = r != 0 ? 16 - r : 0, n = (len + pad) / 16, i;
+	uint32_t pad = crc_pad(len), n = (len + pad) / 16, i;
 	__m128i x1, x2, x3;
 
 	if (mask != NULL)
@@ -208,7 +219,6 @@ static const long long kjoin[8] __rte_aligned(64) = { K384, K256, K128, 0, 0 };
  * path, a 104-byte one 5 faster). */
 #define CRC512_MIN 96
 
-
 CRC512_TARGET static inline __attribute__((always_inline)) __m512i
 fold512(__m512i x, __m512i k)
 {
@@ -256,25 +266,25 @@ crc_short512(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 CRC_TARGET static uint32_t
 crc_plain(const uint8_t *p, uint32_t len)
 {
-	return crc_short(p, len, NULL, head_masked(p, (16 - (len & 15)) & 15));
+	return crc_short(p, len, NULL, head_masked(p, len));
 }
 
 CRC_TARGET static uint32_t
 crc_masked(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 {
-	return crc_short(p, len, mask, head_masked(p, (16 - (len & 15)) & 15));
+	return crc_short(p, len, mask, head_masked(p, len));
 }
 
 CRC_TARGET_SSE static uint32_t
 crc_plain_sse(const uint8_t *p, uint32_t len)
 {
-	return crc_short(p, len, NULL, head_shuffled(p, (16 - (len & 15)) & 15));
+	return crc_short(p, len, NULL, head_shuffled(p, len));
 }
 
 CRC_TARGET_SSE static uint32_t
 crc_masked_sse(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 {
-	return crc_short(p, len, mask, head_shuffled(p, (16 - (len & 15)) & 15));
+	return crc_short(p, len, mask, head_shuffled(p, len));
 }
 
 /* The fastest path the CPU runs. */
