@@ -20,7 +20,7 @@
  * MR, and copies the payload once into the frame (raw-L2 has no zero
  * copy); the receiver checks the CRC and copies the payload into a
  * destination buffer at the offset the frame names, while the frame is
- * hot in cache. The CRC covers the payload only (an ICRC also covers
+ * hot in cache. Both copies are droce_copy()'s, as droce's are. The CRC covers the payload only (an ICRC also covers
  * some 60 bytes of headers).
  *
  * bw: one side sends as fast as the port takes frames; the receiver
@@ -227,7 +227,7 @@ touch_tx(const struct raw *w, uint64_t size, unsigned index, uint8_t *frame)
 	const uint8_t *src = w->src + (uint64_t)index * w->mtu;
 	uint32_t crc = rte_cpu_to_le_32(droce_crc32(src, len));
 
-	memcpy(frame + off, src, len);
+	droce_copy(frame + off, src, len);
 	memcpy(frame + off + len, &crc, sizeof(crc));
 }
 
@@ -249,7 +249,7 @@ payload_pass(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint8_t *dst)
 		p = rte_pktmbuf_mtod_offset(m, const uint8_t *, off);
 		n = RTE_MIN(len, (uint32_t)m->data_len - off);
 		if (dst != NULL) {
-			memcpy(dst, p, n);
+			droce_copy(dst, p, n);
 			dst += n;
 		} else {
 			c = droce_crc32(p, n);

@@ -6,6 +6,7 @@
 #include <rte_random.h>
 
 #include "droce_mr.h"
+#include "droce_wire.h"
 
 void
 droce_mr_table_init(struct droce_mr_table *t)
@@ -142,9 +143,9 @@ sge_copy_run(void *arg, struct droce_mr *mr __rte_unused, uint8_t *addr, uint64_
 	/* Either side may be a region a looped-back zero-copy frame points
 	 * into, overlapping the other. */
 	if (c->to_sge)
-		memmove(addr, c->buf + pos, n);
+		droce_copy(addr, c->buf + pos, n);
 	else
-		memmove(c->buf + pos, addr, n);
+		droce_copy(c->buf + pos, addr, n);
 	return 0;
 }
 

@@ -341,8 +341,9 @@ droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 	if (src == NULL)
 		return droce_sge_read(tx->mrt, pd_handle, sge, num_sge, offset,
 				      droce_tx_cur(tx, DROCE_HDR_PAYLOAD), len, access);
-	/* A looped-back zero-copy frame may point into the region: memmove. */
-	memmove(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), src, len);
+	/* A looped-back zero-copy frame may point into the region:
+	 * droce_copy() keeps memmove()'s contract. */
+	droce_copy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), src, len);
 	return 0;
 }
 
@@ -362,6 +363,6 @@ droce_tx_payload_rkey(struct droce_tx *tx, struct rte_mbuf *m, const struct droc
 	if (src == NULL)
 		return -EFAULT;
 	tx->zcs->tx_copy_window++;
-	memcpy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), src, len);
+	droce_copy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), src, len);
 	return 0;
 }

@@ -302,6 +302,7 @@ const char *
 droce_icrc_init(void)
 {
 	droce_crc32_init();
+	droce_copy_init();
 #ifdef RTE_ARCH_X86
 	/*
 	 * rte_net_crc picks AVX-512 only when the EAL allows 512-bit SIMD,

@@ -42,9 +42,9 @@ static int
 copy_run(void *arg, uint32_t pos, const void *data, uint32_t n)
 {
 	/* A zero-copy frame looped back inside the process points into a
-	 * memory region, which the destination may overlap (memmove costs
-	 * what memcpy does: glibc's are one routine). */
-	memmove((uint8_t *)arg + pos, data, n);
+	 * memory region, which the destination may overlap: droce_copy()
+	 * keeps memmove()'s contract. */
+	droce_copy((uint8_t *)arg + pos, data, n);
 	return 0;
 }
 

@@ -164,6 +164,7 @@ main(int argc, char **argv)
 	srunner_add_suite(sr, suite_mbuf());
 	srunner_add_suite(sr, suite_hdr_tmpl());
 	srunner_add_suite(sr, suite_predict());
+	srunner_add_suite(sr, suite_copy());
 	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);

@@ -50,5 +50,6 @@ Suite *suite_icrc(void);
 Suite *suite_mbuf(void);
 Suite *suite_hdr_tmpl(void);
 Suite *suite_predict(void);
+Suite *suite_copy(void);
 
 #endif

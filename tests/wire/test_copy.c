@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * droce_copy(): memmove()'s result for every length around the vector
+ * loop's threshold and its steps, at every alignment of source and
+ * destination, and for runs that overlap either way; not a byte outside
+ * the destination written: on the path the CPU takes (the loop where it
+ * has AVX2), which is the one droce_copy_init() reports.
+ */
+#include <string.h>
+
+#include <rte_cpuflags.h>
+
+#include "wire_test.h"
+
+#define PAGE 4096
+#define AREA (4 * PAGE)
+#define GUARD 0x5a
+
+static uint8_t src_area[AREA] __rte_aligned(PAGE), dst_area[AREA] __rte_aligned(PAGE);
+static uint8_t want[AREA];
+
+/* Lengths: short, each side of the threshold, of the loop's 128- and
+ * 32-byte steps, a frame's payload at MTU 4096. */
+static const size_t lens[] = {
+	0, 1, 31, 32, 33, 255, DROCE_COPY_VEC_MIN - 1, DROCE_COPY_VEC_MIN,
+	DROCE_COPY_VEC_MIN + 1, DROCE_COPY_VEC_MIN + 31, DROCE_COPY_VEC_MIN + 32,
+	DROCE_COPY_VEC_MIN + 127, DROCE_COPY_VEC_MIN + 129, 2047, 2048, 4042, 4096, 4099,
+};
+
+static void
+fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 8));
+}
+
+/* Every length, the source at offsets 0..63 into a page, the destination
+ * 0..70 bytes past it modulo a page (where the loop copies from 1 on) and
+ * a few before it. */
+static void
+check_apart(void)
+{
+	static const unsigned before[] = { PAGE - 1, PAGE - 6, PAGE - 64 };
+
+	fill(src_area, AREA, 1);
+	for (unsigned l = 0; l < RTE_DIM(lens); l++)
+		for (unsigned so = 0; so < 64; so += 7)
+			for (unsigned d = 0; d < 71 + RTE_DIM(before); d++) {
+				size_t n = lens[l], dist = d < 71 ? d : before[d - 71];
+				size_t at = PAGE + so + dist;
+
+				memset(dst_area, GUARD, AREA);
+				memset(want, GUARD, AREA);
+				memcpy(want + at, src_area + so, n);
+				droce_copy(dst_area + at, src_area + so, n);
+				ck_assert_msg(memcmp(dst_area, want, AREA) == 0,
+					      "len %zu src +%u distance %zu", n, so, dist);
+			}
+}
+
+/* Source and destination in one buffer, the destination @p shift bytes
+ * after (or before, negative) the source. */
+static void
+check_overlap(ptrdiff_t shift)
+{
+	for (unsigned l = 0; l < RTE_DIM(lens); l++) {
+		size_t n = lens[l], at = PAGE;
+
+		fill(dst_area, AREA, 2);
+		memcpy(want, dst_area, AREA);
+		memmove(want + at + shift, want + at, n);
+		droce_copy(dst_area + at + shift, dst_area + at, n);
+		ck_assert_msg(memcmp(dst_area, want, AREA) == 0, "len %zu shift %td", n, shift);
+	}
+}
+
+static void
+check_all(void)
+{
+	static const ptrdiff_t shifts[] = { 0, 1, 6, 31, 32, 64, 1000, -1, -6, -32, -1000 };
+
+	check_apart();
+	for (unsigned i = 0; i < RTE_DIM(shifts); i++)
+		check_overlap(shifts[i]);
+}
+
+START_TEST(copy_loop)
+{
+	droce_copy_init();
+	check_all();
+}
+END_TEST
+
+START_TEST(copy_loop_chosen)
+{
+	/* The loop is taken exactly where the CPU runs it. */
+#ifdef RTE_ARCH_X86
+	ck_assert(droce_copy_init() == (rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX2) > 0));
+#else
+	ck_assert(!droce_copy_init());
+#endif
+}
+END_TEST
+
+Suite *
+suite_copy(void)
+{
+	Suite *s = suite_create("copy");
+	TCase *tc = tcase_create("copy");
+
+	tcase_add_test(tc, copy_loop);
+	tcase_add_test(tc, copy_loop_chosen);
+	suite_add_tcase(s, tc);
+	return s;
+}
