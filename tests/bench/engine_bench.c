@@ -22,9 +22,12 @@
  *             sent (the requester's side)
  *   ack_rx    the ACK for them received and N completions polled
  *
- * Usage: engine_bench [-n N] [-s S] [-r RUNS] [-c CASE] [-t] [-C CRC] [-e EAL_ARGS] [-j]
+ * Usage: engine_bench [-n N] [-s S] [-o OFF] [-r RUNS] [-c CASE] [-t] [-C CRC]
+ *                     [-e EAL_ARGS] [-j]
  *   N 1..32 messages per run (default 32; 1 shows what a latency test pays
- *   per message), S 0..4096 bytes (default 64), RUNS per case (default
+ *   per message), S 0..4096 bytes (default 64), OFF 0..4095: where in the
+ *   region the WRITEs' data starts (default 0, a page boundary; a copy's
+ *   speed can depend on it), RUNS per case (default
  *   20000), CASE idle, write_rx or write_tx (and ack_rx) only, for a
  *   profiler; -t: the QP on a parent domain with a thread domain (posts
  *   take no lock); CRC: the CRC path for short runs, lib, sse, avx512 or
@@ -60,7 +63,7 @@ struct bench {
 	uint32_t rx_psn;             /* the next PSN the peer sends */
 	uint32_t tx_psn;             /* the next PSN the device sends */
 	uint32_t tx_msn;             /* the device's messages the peer acknowledged */
-	unsigned n, size, runs;
+	unsigned n, size, off, runs;
 	bool td;                     /* the QP on a parent domain with a thread domain */
 	uint64_t *samples;
 };
@@ -179,7 +182,7 @@ bench_idle(struct bench *b, struct result *poll, struct result *poll_cq)
 static void
 bench_write_rx(struct bench *b, struct result *res)
 {
-	struct droce_reth reth = { .va = rte_cpu_to_be_64((uintptr_t)b->buf),
+	struct droce_reth reth = { .va = rte_cpu_to_be_64((uintptr_t)b->buf + b->off),
 				   .rkey = rte_cpu_to_be_32(b->mr->rkey),
 				   .len = rte_cpu_to_be_32(b->size) };
 	struct droce_peer_frame f = { .opcode = DROCE_OP_WRITE_ONLY, .dqpn = b->qp->qp_num,
@@ -217,7 +220,7 @@ static void
 bench_write_tx(struct bench *b, struct result *tx, struct result *ack)
 {
 	struct droce_aeth aeth;
-	struct ibv_sge sge = { (uintptr_t)b->buf, b->size, b->mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)b->buf + b->off, b->size, b->mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
 				  .wr.rdma = { 0x1000, 0x1234 } }, *bad;
 	struct droce_peer_frame f = { .opcode = DROCE_OP_ACK, .dqpn = b->qp->qp_num,
@@ -275,10 +278,11 @@ main(int argc, char **argv)
 	bool json = false;
 	int opt, path;
 
-	while ((opt = getopt(argc, argv, "n:s:r:c:tC:e:j")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:o:r:c:tC:e:j")) != -1) {
 		switch (opt) {
 		case 'n': b.n = (unsigned)atoi(optarg); break;
 		case 's': b.size = (unsigned)atoi(optarg); break;
+		case 'o': b.off = (unsigned)atoi(optarg); break;
 		case 'r': b.runs = (unsigned)atoi(optarg); break;
 		case 'c': only = optarg; break;
 		case 't': b.td = true; break;
@@ -286,13 +290,13 @@ main(int argc, char **argv)
 		case 'e': setenv("DROCE_TEST_EAL", optarg, 1); break;
 		case 'j': json = true; break;
 		default:
-			fprintf(stderr, "usage: engine_bench [-n 1..32] [-s 0..4096] [-r RUNS] "
-					"[-c CASE] [-t] [-C CRC] [-e EAL_ARGS] [-j]\n");
+			fprintf(stderr, "usage: engine_bench [-n 1..32] [-s 0..4096] [-o 0..4095] "
+					"[-r RUNS] [-c CASE] [-t] [-C CRC] [-e EAL_ARGS] [-j]\n");
 			return 2;
 		}
 	}
-	if (b.n < 1 || b.n > BURST_MAX || b.size > 4096 || b.runs < 1)
-		die("-n 1..32, -s 0..4096, -r at least 1");
+	if (b.n < 1 || b.n > BURST_MAX || b.size > 4096 || b.off > 4095 || b.runs < 1)
+		die("-n 1..32, -s 0..4096, -o 0..4095, -r at least 1");
 	b.samples = malloc(b.runs * sizeof(uint64_t));
 	if (b.samples == NULL)
 		die("no memory");
@@ -317,11 +321,11 @@ main(int argc, char **argv)
 	if (nres == 0)
 		die("-c: idle, write_rx or write_tx");
 	if (json)
-		printf("{\"n\": %u, \"size\": %u, \"runs\": %u, \"td\": %s, \"cycles_per_msg\": {",
-		       b.n, b.size, b.runs, b.td ? "true" : "false");
+		printf("{\"n\": %u, \"size\": %u, \"off\": %u, \"runs\": %u, \"td\": %s, "
+		       "\"cycles_per_msg\": {", b.n, b.size, b.off, b.runs, b.td ? "true" : "false");
 	else
-		printf("engine_bench: %u x %u B per run, %u runs%s; TSC cycles per message\n", b.n,
-		       b.size, b.runs, b.td ? ", thread domain" : "");
+		printf("engine_bench: %u x %u B at offset %u per run, %u runs%s; TSC cycles per "
+		       "message\n", b.n, b.size, b.off, b.runs, b.td ? ", thread domain" : "");
 	for (unsigned i = 0; i < nres; i++) {
 		if (json)
 			printf("%s\"%s\": {\"min\": %.1f, \"median\": %.1f, \"low_mean\": %.1f}",
