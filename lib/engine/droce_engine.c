@@ -432,6 +432,9 @@ engine_flush_tx(struct droce_engine *e)
 	if (sent < e->tx.n)
 		memmove(e->tx.pkts, e->tx.pkts + sent, (e->tx.n - sent) * sizeof(e->tx.pkts[0]));
 	e->tx.n -= sent;
+	/* The budget counts what was built since the last burst: frames a
+	 * full link left over are few, and go first in the next. */
+	e->tx.staged_bytes = 0;
 	e->tx_held = 0; /* what is left is the full link's */
 	if (sent > 0 || e->tx.n == 0) {
 		e->tx_stall_tsc = 0;

@@ -116,6 +116,14 @@ struct droce_zc_stats {
 
 /** Most packets staged for one transmit burst. */
 #define DROCE_TX_BURST 64
+/**
+ * Most payload bytes staged for one transmit burst: 16 frames at MTU
+ * 4096. A burst's mbufs come back from the pool for the next one; when
+ * they add up to more than the cache keeps between two bursts (with the
+ * port's own copy of each frame beside them), the payload copy into
+ * them writes lines the cache no longer has.
+ */
+#define DROCE_TX_BURST_BYTES (64u * 1024)
 /** Mbufs a droce_tx takes from its pool at a time. */
 #define DROCE_TX_SPARE 32
 
@@ -128,6 +136,7 @@ struct droce_tx {
 	const struct droce_num_table *srqt; /**< XRC SRQs by number */
 	uint64_t now;                /**< rte_get_tsc_cycles() of this iteration */
 	uint16_t n;
+	uint32_t staged_bytes;       /**< payload bytes staged since the last burst */
 	struct rte_mbuf *pkts[DROCE_TX_BURST];
 	/** The staged frames whose ICRC is still to be written, one bit per
 	 *  index of @ref pkts (droce_tx_seal()). */
@@ -167,11 +176,12 @@ struct droce_tx {
 /** Give the pool back the mbufs @p tx holds for frames to come. */
 void droce_tx_release(struct droce_tx *tx);
 
-/** Free places in the staging area. */
+/** Free places in the staging area: none once it holds
+ * DROCE_TX_BURST_BYTES of payload. */
 static inline unsigned
 droce_tx_room(const struct droce_tx *tx)
 {
-	return DROCE_TX_BURST - tx->n;
+	return tx->staged_bytes >= DROCE_TX_BURST_BYTES ? 0 : DROCE_TX_BURST - tx->n;
 }
 
 /**

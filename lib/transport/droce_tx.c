@@ -91,6 +91,7 @@ droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 
 	*tx->msgs += (op->flags & (DROCE_OPF_LAST | DROCE_OPF_ACK)) == DROCE_OPF_LAST;
 	*tx->payload_bytes += tx->paylen;
+	tx->staged_bytes += tx->paylen;
 	RTE_BUILD_BUG_ON(DROCE_TX_BURST > 64);
 	if (droce_hdr_tmpl_finish_later(tx->tmpl, m) > 0)
 		tx->unsealed |= UINT64_C(1) << tx->n;
