@@ -6,8 +6,6 @@
 
 #include "droce_hdr_tmpl.h"
 
-/* The ones that stand for the LRH, just before the IP header. */
-#define LRH_LEN 8
 /* The UDP and IP lengths of a frame with no L4 payload: UDP header and ICRC. */
 #define UDP_LEN0 (sizeof(struct rte_udp_hdr) + DROCE_ICRC_LEN)
 
@@ -77,7 +75,7 @@ droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32_t l4_len
 int
 droce_hdr_tmpl_finish_later(const struct droce_hdr_tmpl *t, struct rte_mbuf *m)
 {
-	uint32_t len = rte_pktmbuf_data_len(m) - (t->l2_len - LRH_LEN);
+	uint32_t len = rte_pktmbuf_data_len(m) - (t->l2_len - DROCE_ICRC_LRH_LEN);
 
 	/* A chained frame (payload in other segments) or a long one takes
 	 * the general path, which masks in place, now. */
@@ -95,7 +93,7 @@ droce_hdr_tmpl_finish_later(const struct droce_hdr_tmpl *t, struct rte_mbuf *m)
 void
 droce_hdr_tmpl_seal(struct rte_mbuf *m)
 {
-	uint32_t start = m->l2_len - LRH_LEN;
+	uint32_t start = m->l2_len - DROCE_ICRC_LRH_LEN;
 	uint8_t *p = rte_pktmbuf_mtod_offset(m, uint8_t *, start);
 	uint32_t len = rte_pktmbuf_data_len(m) - DROCE_ICRC_LEN - start;
 	uint32_t crc = rte_cpu_to_le_32(droce_crc32_masked(

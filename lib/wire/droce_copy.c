@@ -68,14 +68,13 @@ droce_copy_init(void)
 }
 
 void
-droce_copy(void *dst, const void *src, size_t n)
+droce_copy_long(void *dst, const void *src, size_t n)
 {
 	uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
 
 	/* Runs that overlap (a looped-back zero-copy frame may point into
 	 * the region it is copied to) keep memmove()'s order. */
-	if (n >= DROCE_COPY_VEC_MIN && copy_vec && ((d - s) & COPY_PAGE_MASK) - 1 < COPY_NEAR &&
-	    d - s >= n && s - d >= n)
+	if (copy_vec && ((d - s) & COPY_PAGE_MASK) - 1 < COPY_NEAR && d - s >= n && s - d >= n)
 		copy_avx2(dst, src, n);
 	else
 		memmove(dst, src, n);
@@ -88,7 +87,7 @@ droce_copy_init(void)
 }
 
 void
-droce_copy(void *dst, const void *src, size_t n)
+droce_copy_long(void *dst, const void *src, size_t n)
 {
 	memmove(dst, src, n);
 }

@@ -60,10 +60,16 @@
 #define K256 0x0f1da05aa, 0x15a546366
 #define K384 0x03db1ecdc, 0x174359406
 #define K512 0x154442bd4, 0x1c6e41596
+#define K1024 0x1e88ef372, 0x14a7fe880
+#define K1536 0x1821d8bc0, 0x12e958ac4
+#define K2048 0x11542778a, 0x1322d1430
 static const long long k128[2] __rte_aligned(16) = { K128 };
 static const long long k256[2] __rte_aligned(16) = { K256 };
 static const long long k384[2] __rte_aligned(16) = { K384 };
 static const long long k512[2] __rte_aligned(16) = { K512 };
+static const long long k1024[2] __rte_aligned(16) = { K1024 };
+static const long long k1536[2] __rte_aligned(16) = { K1536 };
+static const long long k2048[2] __rte_aligned(16) = { K2048 };
 /* x^64 mod P, for 128 -> 64 bits; P and its Barrett quotient for 64 -> 32. */
 static const long long k64[2] __rte_aligned(16) = { 0x163cd6124, 0 };
 static const long long kpoly[2] __rte_aligned(16) = { 0x1db710641, 0x1f7011641 };
@@ -261,6 +267,71 @@ crc_short512(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 	return crc_reduce(y);
 }
 
+/* Copy and fold the 64-byte block at @p off of the runs (each run less the
+ * pad, as crc_short512() reads it). */
+CRC512_TARGET static inline __attribute__((always_inline)) __m512i
+copy_block512(uint8_t *d, const uint8_t *s, uint32_t off)
+{
+	__m512i b = _mm512_loadu_si512(s + off);
+
+	_mm512_storeu_si512(d + off, b);
+	return b;
+}
+
+/*
+ * Copy the @p n (>= COPY_CRC_MIN) bytes at @p s to @p d and return the
+ * CRC of them continued from @p prev (zlib's crc32(prev, s, n)): the
+ * blocks of crc_short512(), each stored as it is loaded, four abreast,
+ * each folded 2048 bits on, then the four joined. The continued CRC's
+ * register, ~prev, goes where crc_short512() puts the initial ones.
+ */
+CRC512_TARGET static uint32_t
+copy_crc512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev)
+{
+	uint32_t r = n & 63, pad = r != 0 ? 64 - r : 0, nb = (n + pad) / 64, j;
+	__mmask64 first = ~0ULL << pad;
+	uint8_t init[192] __rte_aligned(64);
+	uint32_t reg = ~prev;
+	__m512i x0, x1, x2, x3, k;
+	__m128i y;
+
+	_mm512_store_si512(init, _mm512_setzero_si512());
+	_mm512_store_si512(init + 64, _mm512_setzero_si512());
+	_mm512_store_si512(init + 128, _mm512_setzero_si512());
+	memcpy(init + 64, &reg, sizeof(reg));
+	d -= pad;
+	s -= pad;
+	/* Block 0: zeros, then the first 64 - pad bytes; the masked load and
+	 * store touch nothing before either run. */
+	x0 = _mm512_maskz_loadu_epi8(first, s);
+	_mm512_mask_storeu_epi8(d, first, x0);
+	x0 = _mm512_xor_si512(x0, _mm512_loadu_si512(init + 64 - pad));
+	x1 = _mm512_xor_si512(copy_block512(d, s, 64), _mm512_loadu_si512(init + 128 - pad));
+	x2 = copy_block512(d, s, 128);
+	x3 = copy_block512(d, s, 192);
+	k = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k2048));
+	for (j = 4; j + 4 <= nb; j += 4) {
+		x0 = _mm512_xor_si512(fold512(x0, k), copy_block512(d, s, 64 * j));
+		x1 = _mm512_xor_si512(fold512(x1, k), copy_block512(d, s, 64 * j + 64));
+		x2 = _mm512_xor_si512(fold512(x2, k), copy_block512(d, s, 64 * j + 128));
+		x3 = _mm512_xor_si512(fold512(x3, k), copy_block512(d, s, 64 * j + 192));
+	}
+	/* The four into one, each moved on by its distance from the last. */
+	k = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k512));
+	x0 = _mm512_xor_si512(
+		_mm512_xor_si512(
+			fold512(x0, _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k1536))),
+			fold512(x1, _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k1024)))),
+		_mm512_xor_si512(fold512(x2, k), x3));
+	for (; j < nb; j++)
+		x0 = _mm512_xor_si512(fold512(x0, k), copy_block512(d, s, 64 * j));
+	/* The four lanes into one, as crc_short512() joins them. */
+	x1 = fold512(x0, _mm512_load_si512(kjoin));
+	y = _mm_xor_si128(_mm_xor_si128(_mm512_castsi512_si128(x1), _mm512_extracti32x4_epi32(x1, 1)),
+			  _mm_xor_si128(_mm512_extracti32x4_epi32(x1, 2), _mm512_extracti32x4_epi32(x0, 3)));
+	return crc_reduce(y);
+}
+
 /* The four instances, each with its mask known (none, or one) and its
  * first block's load. */
 CRC_TARGET static uint32_t
@@ -341,6 +412,26 @@ droce_crc32(const void *p, uint32_t len)
 	}
 #endif
 	return rte_net_crc_calc(p, len, RTE_NET_CRC32_ETH);
+}
+
+bool
+droce_copy_crc32(void *dst, const void *src, uint32_t n, uint32_t *crc)
+{
+#ifdef RTE_ARCH_X86
+	uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+
+	/* Runs that overlap keep droce_copy()'s memmove() order. */
+	if (crc_path == DROCE_CRC_VPCLMUL && n >= DROCE_COPY_CRC_MIN && d - s >= n && s - d >= n) {
+		*crc = copy_crc512(dst, src, n, *crc);
+		return true;
+	}
+#else
+	RTE_SET_USED(dst);
+	RTE_SET_USED(src);
+	RTE_SET_USED(n);
+	RTE_SET_USED(crc);
+#endif
+	return false;
 }
 
 uint32_t

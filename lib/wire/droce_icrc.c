@@ -28,10 +28,8 @@
 
 #include "droce_wire.h"
 
-/* The masked LRH that stands before the IP header. */
-#define ICRC_LRH_LEN 8
 /* The most bytes masking touches: LRH, IPv4 with options (or IPv6), UDP, BTH. */
-#define ICRC_MASK_MAX (ICRC_LRH_LEN + 60 + sizeof(struct rte_udp_hdr) + \
+#define ICRC_MASK_MAX (DROCE_ICRC_LRH_LEN + 60 + sizeof(struct rte_udp_hdr) + \
 		       sizeof(struct droce_bth))
 
 /*
@@ -42,16 +40,16 @@
  */
 #define ONES(off) [16 + (off)] = 0xff
 #define LRH_ONES ONES(0), ONES(1), ONES(2), ONES(3), ONES(4), ONES(5), ONES(6), ONES(7)
-#define V4_UDP (ICRC_LRH_LEN + sizeof(struct rte_ipv4_hdr))
-#define V6_UDP (ICRC_LRH_LEN + sizeof(struct rte_ipv6_hdr))
+#define V4_UDP (DROCE_ICRC_LRH_LEN + sizeof(struct rte_ipv4_hdr))
+#define V6_UDP (DROCE_ICRC_LRH_LEN + sizeof(struct rte_ipv6_hdr))
 #define BTH_RESV8A (sizeof(struct rte_udp_hdr) + offsetof(struct droce_bth, resv8a))
 
 static const struct droce_crc_mask icrc_mask_v4 = { .b = {
 	LRH_ONES,
-	ONES(ICRC_LRH_LEN + offsetof(struct rte_ipv4_hdr, type_of_service)),
-	ONES(ICRC_LRH_LEN + offsetof(struct rte_ipv4_hdr, time_to_live)),
-	ONES(ICRC_LRH_LEN + offsetof(struct rte_ipv4_hdr, hdr_checksum)),
-	ONES(ICRC_LRH_LEN + offsetof(struct rte_ipv4_hdr, hdr_checksum) + 1),
+	ONES(DROCE_ICRC_LRH_LEN + offsetof(struct rte_ipv4_hdr, type_of_service)),
+	ONES(DROCE_ICRC_LRH_LEN + offsetof(struct rte_ipv4_hdr, time_to_live)),
+	ONES(DROCE_ICRC_LRH_LEN + offsetof(struct rte_ipv4_hdr, hdr_checksum)),
+	ONES(DROCE_ICRC_LRH_LEN + offsetof(struct rte_ipv4_hdr, hdr_checksum) + 1),
 	ONES(V4_UDP + offsetof(struct rte_udp_hdr, dgram_cksum)),
 	ONES(V4_UDP + offsetof(struct rte_udp_hdr, dgram_cksum) + 1),
 	ONES(V4_UDP + BTH_RESV8A),
@@ -60,9 +58,9 @@ static const struct droce_crc_mask icrc_mask_v4 = { .b = {
 static const struct droce_crc_mask icrc_mask_v6 = { .b = {
 	LRH_ONES,
 	/* Traffic class and flow label, keeping the version. */
-	[16 + ICRC_LRH_LEN] = 0x0f, ONES(ICRC_LRH_LEN + 1), ONES(ICRC_LRH_LEN + 2),
-	ONES(ICRC_LRH_LEN + 3),
-	ONES(ICRC_LRH_LEN + offsetof(struct rte_ipv6_hdr, hop_limits)),
+	[16 + DROCE_ICRC_LRH_LEN] = 0x0f, ONES(DROCE_ICRC_LRH_LEN + 1), ONES(DROCE_ICRC_LRH_LEN + 2),
+	ONES(DROCE_ICRC_LRH_LEN + 3),
+	ONES(DROCE_ICRC_LRH_LEN + offsetof(struct rte_ipv6_hdr, hop_limits)),
 	ONES(V6_UDP + offsetof(struct rte_udp_hdr, dgram_cksum)),
 	ONES(V6_UDP + offsetof(struct rte_udp_hdr, dgram_cksum) + 1),
 	ONES(V6_UDP + BTH_RESV8A),
@@ -95,7 +93,7 @@ icrc_span(const struct rte_mbuf *m, uint16_t l3_off, struct icrc_span *s)
 	uint32_t first_len = rte_pktmbuf_data_len(m);
 	uint32_t l3_len, ip_len;
 
-	if (l3_off < ICRC_LRH_LEN || first_len <= l3_off)
+	if (l3_off < DROCE_ICRC_LRH_LEN || first_len <= l3_off)
 		return false;
 	s->ipv6 = (ip[0] >> 4) == 6;
 	if (s->ipv6) {
@@ -115,7 +113,7 @@ icrc_span(const struct rte_mbuf *m, uint16_t l3_off, struct icrc_span *s)
 			return false;
 		ip_len = rte_be_to_cpu_16(h->total_length);
 	}
-	s->start = l3_off - ICRC_LRH_LEN;
+	s->start = l3_off - DROCE_ICRC_LRH_LEN;
 	s->l4_off = l3_off + l3_len;
 	s->mask_end = s->l4_off + sizeof(struct rte_udp_hdr) +
 		      sizeof(struct droce_bth);
@@ -132,7 +130,7 @@ icrc_span(const struct rte_mbuf *m, uint16_t l3_off, struct icrc_span *s)
 static void
 icrc_mask_l3(uint8_t *ip, bool ipv6, unsigned ip_hdr_len)
 {
-	memset(ip - ICRC_LRH_LEN, 0xff, ICRC_LRH_LEN);
+	memset(ip - DROCE_ICRC_LRH_LEN, 0xff, DROCE_ICRC_LRH_LEN);
 	if (ipv6) {
 		struct rte_ipv6_hdr *h = (struct rte_ipv6_hdr *)ip;
 
@@ -152,9 +150,9 @@ icrc_mask_l3(uint8_t *ip, bool ipv6, unsigned ip_hdr_len)
 static void
 icrc_mask(uint8_t *p, const struct icrc_span *s)
 {
-	uint8_t *ip = p + s->start + ICRC_LRH_LEN;
+	uint8_t *ip = p + s->start + DROCE_ICRC_LRH_LEN;
 
-	icrc_mask_l3(ip, s->ipv6, s->l4_off - (s->start + ICRC_LRH_LEN));
+	icrc_mask_l3(ip, s->ipv6, s->l4_off - (s->start + DROCE_ICRC_LRH_LEN));
 	((struct droce_bth *)(p + s->l4_off + sizeof(struct rte_udp_hdr)))->resv8a = 0xff;
 }
 
@@ -284,13 +282,13 @@ bool
 droce_icrc_check_pkt(struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t start = pkt->l3_off - ICRC_LRH_LEN;
+	uint32_t start = pkt->l3_off - DROCE_ICRC_LRH_LEN;
 	uint32_t end = pkt->payload_off + pkt->payload_len + pkt->pad;
 	uint32_t wire;
 
 	/* The common frame: short, in one segment with its ICRC, no IP options. */
 	if (end + DROCE_ICRC_LEN <= rte_pktmbuf_data_len(m) && end - start < DROCE_CRC_MASKED_MAX &&
-	    pkt->l4_off == pkt->l3_off + (pkt->ipv6 ? V6_UDP : V4_UDP) - ICRC_LRH_LEN) {
+	    pkt->l4_off == pkt->l3_off + (pkt->ipv6 ? V6_UDP : V4_UDP) - DROCE_ICRC_LRH_LEN) {
 		memcpy(&wire, p + end, sizeof(wire));
 		return rte_le_to_cpu_32(wire) ==
 		       droce_crc32_masked(p + start, end - start, droce_icrc_mask(pkt->ipv6));

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_byteorder.h>
 #include <rte_ether.h>
@@ -489,6 +490,9 @@ unsigned droce_l3_hdr_len(const struct droce_l3_addr *a);
 unsigned droce_l3_hdr_write(struct rte_mbuf *m, const struct droce_l3_addr *a,
 			    uint32_t l4_payload_len);
 
+/** The LRH the ICRC covers as ones: the 8 bytes before the IP header. */
+#define DROCE_ICRC_LRH_LEN 8
+
 /**
  * The ICRC's masking of a frame without IP options (IPv6 if @p ipv6) as
  * a mask for droce_crc32_masked() over the frame from the LRH's place
@@ -612,6 +616,9 @@ const char *droce_icrc_init(void);
 /** Runs from this length on may take droce_copy()'s vector loop. */
 #define DROCE_COPY_VEC_MIN 1024
 
+/** droce_copy() of a run of DROCE_COPY_VEC_MIN bytes or more. */
+void droce_copy_long(void *dst, const void *src, size_t n);
+
 /**
  * Copy @p n bytes from @p src to @p dst, which may overlap (memmove()'s
  * contract): every payload droce copies between a frame and memory goes
@@ -621,7 +628,29 @@ const char *droce_icrc_init(void);
  * times slower on AMD Zen CPUs, and a loop of 32-byte moves takes it
  * where the CPU has AVX2 (droce_copy_init()).
  */
-void droce_copy(void *dst, const void *src, size_t n);
+static inline void
+droce_copy(void *dst, const void *src, size_t n)
+{
+	if (n < DROCE_COPY_VEC_MIN)
+		memmove(dst, src, n);
+	else
+		droce_copy_long(dst, src, n);
+}
+
+/** Runs from this length on may take droce_copy_crc32(). */
+#define DROCE_COPY_CRC_MIN 256
+
+/**
+ * droce_copy() and the CRC-32 of the bytes copied in one pass, the
+ * Ethernet CRC continued from @p *crc (zlib's crc32(*crc, src, n); 0 for
+ * a CRC of these bytes alone), left in @p *crc: each 64-byte block is
+ * folded into the CRC as it is moved, so the bytes are read once, not
+ * again for the CRC. Where the CPU has VPCLMULQDQ (droce_crc32_init()),
+ * for runs of DROCE_COPY_CRC_MIN bytes or more that do not overlap.
+ * @return true when done; false, touching nothing, otherwise (the caller
+ *         copies and computes the CRC apart).
+ */
+bool droce_copy_crc32(void *dst, const void *src, uint32_t n, uint32_t *crc);
 
 /**
  * Let droce_copy() use its vector loop when the CPU has AVX2 (until this
