@@ -435,6 +435,7 @@ engine_flush_tx(struct droce_engine *e)
 	/* The budget counts what was built since the last burst: frames a
 	 * full link left over are few, and go first in the next. */
 	e->tx.staged_bytes = 0;
+	e->tx.room_max = DROCE_TX_BURST;
 	e->tx_held = 0; /* what is left is the full link's */
 	if (sent > 0 || e->tx.n == 0) {
 		e->tx_stall_tsc = 0;
@@ -762,6 +763,7 @@ droce_engine_create(struct droce_port *port, uint16_t queue, struct droce_num_ta
 	e->port = port;
 	e->queue = queue;
 	e->tx.queue = queue;
+	e->tx.room_max = DROCE_TX_BURST;
 	e->qpt = qpt;
 	e->rcu = rcu;
 	e->rcu_id = rcu_id;

@@ -136,7 +136,10 @@ struct droce_tx {
 	const struct droce_num_table *srqt; /**< XRC SRQs by number */
 	uint64_t now;                /**< rte_get_tsc_cycles() of this iteration */
 	uint16_t n;
-	uint32_t staged_bytes;       /**< payload bytes staged since the last burst */
+	/** DROCE_TX_BURST, or @ref n once the frames staged since the last
+	 *  burst hold DROCE_TX_BURST_BYTES of payload (droce_tx_finish()). */
+	uint16_t room_max;
+	uint32_t staged_bytes;       /**< payload bytes of long frames since the last burst */
 	struct rte_mbuf *pkts[DROCE_TX_BURST];
 	/** The staged frames whose ICRC is still to be written, one bit per
 	 *  index of @ref pkts (droce_tx_seal()). */
@@ -170,6 +173,10 @@ struct droce_tx {
 	uint8_t *bth;
 	const struct droce_opcode_info *op;
 	uint32_t paylen;
+	/** Its ICRC, computed as its payload was copied (droce_tx_payload()),
+	 *  when @ref icrc_ready: droce_tx_finish() writes it. */
+	uint32_t icrc;
+	bool icrc_ready;
 	struct droce_hdr_tmpl ud_tmpl; /**< for UD address handles (droce_tx_start()) */
 };
 
@@ -181,7 +188,7 @@ void droce_tx_release(struct droce_tx *tx);
 static inline unsigned
 droce_tx_room(const struct droce_tx *tx)
 {
-	return tx->staged_bytes >= DROCE_TX_BURST_BYTES ? 0 : DROCE_TX_BURST - tx->n;
+	return (unsigned)(tx->room_max - tx->n);
 }
 
 /**

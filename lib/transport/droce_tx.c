@@ -84,6 +84,40 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 	return m;
 }
 
+/* Append the ICRC @p crc to the one-segment frame @p m. */
+static void
+tx_icrc_put(struct rte_mbuf *m, uint32_t crc)
+{
+	crc = rte_cpu_to_le_32(crc);
+	if (unlikely(rte_pktmbuf_tailroom(m) < DROCE_ICRC_LEN))
+		return;
+	memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, rte_pktmbuf_data_len(m)), &crc,
+	       DROCE_ICRC_LEN);
+	m->data_len = (uint16_t)(m->data_len + DROCE_ICRC_LEN);
+	m->pkt_len += DROCE_ICRC_LEN;
+}
+
+/*
+ * A frame of DROCE_COPY_CRC_MIN payload bytes or more (only small frames
+ * are counted apart from these: 64 of them stay far below the budget):
+ * counted against the burst's DROCE_TX_BURST_BYTES, and its ICRC written,
+ * the one computed as its payload was copied or now (such a frame is too
+ * long to be sealed at the flush).
+ */
+static void
+tx_finish_long(struct droce_tx *tx, struct rte_mbuf *m)
+{
+	tx->staged_bytes += tx->paylen;
+	if (tx->staged_bytes >= DROCE_TX_BURST_BYTES)
+		tx->room_max = (uint16_t)(tx->n + 1);
+	if (tx->icrc_ready) {
+		tx->icrc_ready = false;
+		tx_icrc_put(m, tx->icrc);
+	} else {
+		droce_icrc_append(m, tx->tmpl->l2_len);
+	}
+}
+
 void
 droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 {
@@ -91,9 +125,10 @@ droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 
 	*tx->msgs += (op->flags & (DROCE_OPF_LAST | DROCE_OPF_ACK)) == DROCE_OPF_LAST;
 	*tx->payload_bytes += tx->paylen;
-	tx->staged_bytes += tx->paylen;
 	RTE_BUILD_BUG_ON(DROCE_TX_BURST > 64);
-	if (droce_hdr_tmpl_finish_later(tx->tmpl, m) > 0)
+	if (unlikely(tx->paylen >= DROCE_COPY_CRC_MIN))
+		tx_finish_long(tx, m);
+	else if (droce_hdr_tmpl_finish_later(tx->tmpl, m) > 0)
 		tx->unsealed |= UINT64_C(1) << tx->n;
 	tx->pkts[tx->n++] = m;
 }

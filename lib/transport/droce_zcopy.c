@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -323,6 +324,36 @@ zc_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 			      droce_tx_cur(tx, DROCE_HDR_PAYLOAD), len, access);
 }
 
+/*
+ * Copy the whole payload @p len of the frame being built from @p src and
+ * compute its ICRC on the way (droce_copy_crc32()): the CRC of the headers
+ * as the ICRC sees them, continued through the payload as each block is
+ * copied, then through the pad; droce_tx_finish() writes it. The payload
+ * is read once instead of again by the ICRC. @p len is at least
+ * DROCE_COPY_CRC_MIN (out of line: shorter copies, the common ones, pay
+ * only the caller's compare). @return false, nothing done, where
+ * droce_copy_crc32() declines.
+ */
+static bool __rte_noinline
+tx_copy_icrc(struct droce_tx *tx, struct rte_mbuf *m, const uint8_t *src, uint32_t len)
+{
+	const struct droce_hdr_tmpl *t = tx->tmpl;
+	uint8_t *start = rte_pktmbuf_mtod_offset(m, uint8_t *, t->l2_len - DROCE_ICRC_LRH_LEN);
+	uint8_t *payload = droce_tx_cur(tx, DROCE_HDR_PAYLOAD);
+	uint8_t *end = rte_pktmbuf_mtod_offset(m, uint8_t *, rte_pktmbuf_data_len(m));
+	uint32_t crc;
+
+	crc = droce_crc32_masked(start, (uint32_t)(payload - start), droce_icrc_mask(t->l3.ipv6));
+	if (!droce_copy_crc32(payload, src, len, &crc))
+		return false;
+	/* The pad, zeros droce_tx_start() wrote. */
+	if (end > payload + len)
+		crc = (uint32_t)crc32(crc, payload + len, (uInt)(end - payload - len));
+	tx->icrc = crc;
+	tx->icrc_ready = true;
+	return true;
+}
+
 int
 droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 		 const struct ibv_sge *sge, unsigned num_sge, uint64_t offset, uint32_t len,
@@ -343,7 +374,8 @@ droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 				      droce_tx_cur(tx, DROCE_HDR_PAYLOAD), len, access);
 	/* A looped-back zero-copy frame may point into the region:
 	 * droce_copy() keeps memmove()'s contract. */
-	droce_copy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), src, len);
+	if (len < DROCE_COPY_CRC_MIN || !tx_copy_icrc(tx, m, src, len))
+		droce_copy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), src, len);
 	return 0;
 }
 

@@ -14,6 +14,9 @@
  *    fails with EBUSY (the region intact) when they stay too long;
  *    ibv_rereg_mr() moving the region likewise.
  *  - Copies are counted with their reason.
+ *  - Copied payloads long enough to have their ICRC computed as they are
+ *    copied (droce_copy_crc32()) carry a right one: first, middle and
+ *    padded last frames, from any alignment.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -396,6 +399,27 @@ START_TEST(copies_are_counted)
 }
 END_TEST
 
+START_TEST(copied_frames_carry_their_icrc)
+{
+	struct ibv_qp *qp = make_qp(1, 0);
+	/* Three frames from an odd address, the last 1021 bytes (three of
+	 * pad); then one whole frame from an aligned one. */
+	struct ibv_sge sge = { (uintptr_t)buf + 5, 3 * MTU - 3, mr->lkey };
+	struct ibv_wc wc[4];
+
+	droce_zc_configure(false, DROCE_ZC_MIN_DEFAULT);
+	post_write(qp, &sge, 1, 0x1000);
+	ck_assert_uint_eq(take_frames(buf + 5, 3, NULL), 3);
+	sge = (struct ibv_sge){ (uintptr_t)buf + 64, MTU, mr->lkey };
+	post_write(qp, &sge, 1, 0x1000);
+	ck_assert_uint_eq(take_frames(buf + 64 - 3 * MTU, 1, NULL), 1);
+	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+	send_ack(qp, PSN + 3);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 2);
+	destroy(qp);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -411,6 +435,7 @@ main(void)
 	tcase_add_test(tc, dereg_with_frames_in_flight);
 	tcase_add_test(tc, rereg_with_frames_in_flight);
 	tcase_add_test(tc, copies_are_counted);
+	tcase_add_test(tc, copied_frames_carry_their_icrc);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
