@@ -20,7 +20,9 @@
  * MR, and copies the payload once into the frame (raw-L2 has no zero
  * copy); the receiver checks the CRC and copies the payload into a
  * destination buffer at the offset the frame names, while the frame is
- * hot in cache. Both copies are droce_copy()'s, as droce's are. The CRC covers the payload only (an ICRC also covers
+ * hot in cache. Both copies are droce_copy()'s, as droce's are, and the
+ * sender's copy and CRC are one pass where droce's are
+ * (droce_copy_crc32()). The CRC covers the payload only (an ICRC also covers
  * some 60 bytes of headers).
  *
  * bw: one side sends as fast as the port takes frames; the receiver
@@ -219,15 +221,20 @@ raw_exchange_mac(struct raw *w)
 /* ---- --touch ---- */
 
 /* Sending: the payload's CRC, computed from the source buffer, and its one
- * copy from there into the frame. */
+ * copy from there into the frame; in one pass where droce's requester
+ * makes one (droce_copy_crc32()). */
 static void
 touch_tx(const struct raw *w, uint64_t size, unsigned index, uint8_t *frame)
 {
 	unsigned off = frame_payload_off(index), len = frame_payload(size, w->mtu, index);
 	const uint8_t *src = w->src + (uint64_t)index * w->mtu;
-	uint32_t crc = rte_cpu_to_le_32(droce_crc32(src, len));
+	uint32_t crc = 0;
 
-	droce_copy(frame + off, src, len);
+	if (!droce_copy_crc32(frame + off, src, len, &crc)) {
+		crc = droce_crc32(src, len);
+		droce_copy(frame + off, src, len);
+	}
+	crc = rte_cpu_to_le_32(crc);
 	memcpy(frame + off + len, &crc, sizeof(crc));
 }
 
