@@ -555,13 +555,19 @@ engine_iteration(struct droce_engine *e, bool rx, bool app)
 	engine_qp_cache_check(e);
 	engine_count_rx(e, pkts, n);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_rx);
+	/* A long WRITE payload's copy waits for the next frame's check, and
+	 * is made beside it (droce_payload_to_mem()); the last one here. */
+	e->tx.rx_defer = true;
 	for (i = 0; i < n; i++) {
-		if (droce_port_rx_verify(e->port, e->queue, pkts[i], e->tx.now)) {
+		if (droce_port_rx_verify(e->port, e->queue, pkts[i], e->tx.now, &e->tx.rx_copy)) {
 			droce_stage_lap(&e->tx.stage, DROCE_STAGE_icrc);
 			engine_rx_one(e, pkts[i]);
 		}
 		droce_stage_lap(&e->tx.stage, DROCE_STAGE_rx);
 	}
+	e->tx.rx_defer = false;
+	droce_side_copy_run(&e->tx.rx_copy);
+	droce_stage_lap(&e->tx.stage, DROCE_STAGE_copy);
 	/* No handler keeps a frame: each copies what it needs. */
 	if (n != 0)
 		droce_mbuf_free_bulk(pkts, n);

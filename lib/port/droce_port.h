@@ -459,10 +459,13 @@ uint16_t droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts,
  * a good frame counts in rx_roce and teaches the neighbour table its
  * sender, a bad one counts in rx_bad_icrc. Nothing of a frame may reach
  * application memory before this said yes. @p q: the queue that
- * returned it; @p now: the TSC.
+ * returned it; @p now: the TSC. @p side: NULL, or a copy to make on the
+ * way (droce_icrc_check_pkt()): the payload of the frame before, which
+ * this check passed; it is made whatever this frame holds.
  * @return true when the frame is good; either way it stays the caller's.
  */
-bool droce_port_rx_verify(struct droce_port *p, uint16_t q, struct rte_mbuf *m, uint64_t now);
+bool droce_port_rx_verify(struct droce_port *p, uint16_t q, struct rte_mbuf *m, uint64_t now,
+			  struct droce_side_copy *side);
 
 /**
  * Send up to @p n complete frames (headers, payload, ICRC) on queue @p q.

@@ -15,7 +15,9 @@
  * engine handles the frame (droce_port_rx_verify()): the check brings the
  * frame into the cache and the copy of its payload that follows reads it
  * from there, where checking a whole burst first would have evicted the
- * early frames by the time they were copied.
+ * early frames by the time they were copied. A long payload's copy may
+ * wait for the next frame's check and be made beside it
+ * (droce_crc32_beside()).
  */
 #include <string.h>
 
@@ -77,12 +79,13 @@ droce_port_roce_ours(const struct droce_port *p, const struct droce_pkt *pkt)
 }
 
 bool
-droce_port_rx_verify(struct droce_port *p, uint16_t q, struct rte_mbuf *m, uint64_t now)
+droce_port_rx_verify(struct droce_port *p, uint16_t q, struct rte_mbuf *m, uint64_t now,
+		     struct droce_side_copy *side)
 {
 	const struct droce_pkt *pkt = droce_pkt_of(m);
 	struct droce_port_queue *pq = &p->q[q];
 
-	if (!droce_icrc_check_pkt(m, pkt)) {
+	if (!droce_icrc_check_pkt(m, pkt, side)) {
 		DROCE_STAT_ADD(pq, rx_bad_icrc, 1);
 		return false;
 	}

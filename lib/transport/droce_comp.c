@@ -359,8 +359,9 @@ comp_read_resp(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		droce_qp_fatal(qp, IBV_WC_BAD_RESP_ERR);
 		return;
 	}
+	/* The LAST packet's completion follows: no waiting copy for it. */
 	if (droce_payload_to_sge(tx, qp->pd_handle, droce_wqe_sge(w), w->num_sge, off, m,
-				 pkt) != 0) {
+				 pkt, !(flags & DROCE_OPF_LAST)) != 0) {
 		droce_qp_fatal(qp, IBV_WC_LOC_PROT_ERR);
 		return;
 	}

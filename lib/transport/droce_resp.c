@@ -197,8 +197,9 @@ resp_send(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	if (flags & DROCE_OPF_FIRST)
 		qp->resp.send_offset = 0;
 	droce_stage_lap(&tx->stage, DROCE_STAGE_responder);
+	/* The LAST packet's completion follows at once: no waiting copy. */
 	rc = droce_payload_to_sge(tx, qp->pd_handle, r->sge, r->num_sge, qp->resp.send_offset,
-				  m, pkt);
+				  m, pkt, !(flags & DROCE_OPF_LAST));
 	droce_stage_lap(&tx->stage, DROCE_STAGE_copy);
 	if (rc != 0) {
 		/* Too long for the buffers, or a bad lkey: the message fails here. */
@@ -273,7 +274,8 @@ resp_write(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 	}
 	if (pkt->payload_len > 0) {
 		droce_stage_lap(&tx->stage, DROCE_STAGE_responder);
-		droce_payload_to_mem(dst, m, pkt);
+		/* A completion for it follows at once: no waiting copy. */
+		droce_payload_to_mem(tx, dst, m, pkt, r == NULL);
 		droce_stage_lap(&tx->stage, DROCE_STAGE_copy);
 	}
 	qp->resp.in_write = !(flags & DROCE_OPF_LAST);
@@ -504,7 +506,8 @@ resp_ud(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		memcpy(grh + 20, rte_pktmbuf_mtod_offset(m, void *, pkt->l3_off), 20);
 	if (droce_sge_copy(tx->mrt, qp->pd_handle, r->sge, r->num_sge, 0, grh, sizeof(grh),
 			   true) != 0 ||
-	    droce_payload_to_sge(tx, qp->pd_handle, r->sge, r->num_sge, sizeof(grh), m, pkt) != 0) {
+	    droce_payload_to_sge(tx, qp->pd_handle, r->sge, r->num_sge, sizeof(grh), m, pkt,
+				 false) != 0) {
 		tx->rxs->rx_recv_too_small++;
 		st = IBV_WC_LOC_LEN_ERR;
 	}

@@ -177,6 +177,12 @@ struct droce_tx {
 	 *  when @ref icrc_ready: droce_tx_finish() writes it. */
 	uint32_t icrc;
 	bool icrc_ready;
+	/** A received payload's copy into a region, put off to the next
+	 *  frame's ICRC check (droce_payload_to_mem()), while @ref rx_defer:
+	 *  the engine's RX loop sets it, and makes the copy at the latest
+	 *  when the loop ends, before a frame is sent or freed. */
+	struct droce_side_copy rx_copy;
+	bool rx_defer;
 	struct droce_hdr_tmpl ud_tmpl; /**< for UD address handles (droce_tx_start()) */
 };
 
@@ -382,14 +388,26 @@ bool droce_rx_comp_seq_ok(const struct droce_qp *qp, const struct droce_pkt *pkt
 /**
  * Copy the payload of @p pkt into the list of SGEs @p sge, starting
  * @p offset bytes into it, checking each SGE's lkey against @p pd_handle.
+ * With @p may_defer, a payload that goes into one SGE may be copied later,
+ * as droce_payload_to_mem() says.
  * @return 0, or -EFAULT when the SGEs are too short or a key is bad.
  */
-int droce_payload_to_sge(const struct droce_tx *tx, uint32_t pd_handle,
+int droce_payload_to_sge(struct droce_tx *tx, uint32_t pd_handle,
 			 const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,
-			 const struct rte_mbuf *m, const struct droce_pkt *pkt);
+			 const struct rte_mbuf *m, const struct droce_pkt *pkt, bool may_defer);
 
-/** Copy the payload of @p pkt to @p dst (already checked to be writable). */
-void droce_payload_to_mem(void *dst, const struct rte_mbuf *m, const struct droce_pkt *pkt);
+/**
+ * Copy the payload of @p pkt to @p dst (already checked to be writable):
+ * at once, or, when @p may_defer, the engine's RX loop allows it
+ * (@p tx->rx_defer) and the payload is one run of DROCE_COPY_CRC_MIN
+ * bytes or more, later: beside the next frame's ICRC check
+ * (droce_port_rx_verify()), where it costs little more than the check,
+ * and before anything leaves the engine or the frame is freed. Nothing
+ * that tells anyone the bytes are there (a completion) may follow in the
+ * same handler: the caller passes @p may_defer false then.
+ */
+void droce_payload_to_mem(struct droce_tx *tx, void *dst, const struct rte_mbuf *m,
+			  const struct droce_pkt *pkt, bool may_defer);
 
 /* ---- requester ---- */
 

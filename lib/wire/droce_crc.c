@@ -31,6 +31,12 @@
  * first bytes set to ones, the ICRC's view of a frame's headers: the
  * ones are ORed into the blocks as they are loaded, so the frame itself
  * is neither written nor saved and restored.
+ *
+ * Long runs on VPCLMULQDQ CPUs can carry a copy along (fold_run512()):
+ * droce_copy_crc32() stores each block it folds elsewhere (a sent
+ * payload into its frame), droce_crc32_beside() moves another run beside
+ * the CRC's (a received payload into its region, during the next frame's
+ * check).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -267,26 +273,50 @@ crc_short512(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 	return crc_reduce(y);
 }
 
-/* Copy and fold the 64-byte block at @p off of the runs (each run less the
- * pad, as crc_short512() reads it). */
+/* Fold in the 64-byte block at @p off of the run (the run less the pad,
+ * as crc_short512() reads it), stored at @p d too when @p d is not NULL. */
 CRC512_TARGET static inline __attribute__((always_inline)) __m512i
-copy_block512(uint8_t *d, const uint8_t *s, uint32_t off)
+block512(uint8_t *d, const uint8_t *s, uint32_t off)
 {
 	__m512i b = _mm512_loadu_si512(s + off);
 
-	_mm512_storeu_si512(d + off, b);
+	if (d != NULL)
+		_mm512_storeu_si512(d + off, b);
 	return b;
 }
 
+/* Another run's 256 bytes moved, if it has as many left. */
+CRC512_TARGET static inline __attribute__((always_inline)) void
+side_move256(struct droce_side_copy *side)
+{
+	uint8_t *d = side->dst;
+	const uint8_t *s = side->src;
+
+	if (side->n < 256)
+		return;
+	_mm512_storeu_si512(d, _mm512_loadu_si512(s));
+	_mm512_storeu_si512(d + 64, _mm512_loadu_si512(s + 64));
+	_mm512_storeu_si512(d + 128, _mm512_loadu_si512(s + 128));
+	_mm512_storeu_si512(d + 192, _mm512_loadu_si512(s + 192));
+	side->dst = d + 256;
+	side->src = s + 256;
+	side->n -= 256;
+}
+
 /*
- * Copy the @p n (>= COPY_CRC_MIN) bytes at @p s to @p d and return the
- * CRC of them continued from @p prev (zlib's crc32(prev, s, n)): the
- * blocks of crc_short512(), each stored as it is loaded, four abreast,
- * each folded 2048 bits on, then the four joined. The continued CRC's
- * register, ~prev, goes where crc_short512() puts the initial ones.
+ * The CRC of the @p n (>= DROCE_COPY_CRC_MIN) bytes at @p s continued
+ * from @p prev (zlib's crc32(prev, s, n)): the blocks of crc_short512(),
+ * four abreast, each folded 2048 bits on, then the four joined. The
+ * continued CRC's register, ~prev, goes where crc_short512() puts the
+ * initial ones. Each block is also stored at @p d when @p d is not NULL
+ * (droce_copy_crc32()); with @p side, 256 bytes of that other run are
+ * moved per 256 of the CRC's (droce_crc32_beside()). The carry-less
+ * multiplies decide the pace: the loads and stores of a copy fit in
+ * beside them.
  */
-CRC512_TARGET static uint32_t
-copy_crc512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev)
+CRC512_TARGET static inline __attribute__((always_inline)) uint32_t
+fold_run512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev,
+	    struct droce_side_copy *side)
 {
 	uint32_t r = n & 63, pad = r != 0 ? 64 - r : 0, nb = (n + pad) / 64, j;
 	__mmask64 first = ~0ULL << pad;
@@ -299,22 +329,26 @@ copy_crc512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev)
 	_mm512_store_si512(init + 64, _mm512_setzero_si512());
 	_mm512_store_si512(init + 128, _mm512_setzero_si512());
 	memcpy(init + 64, &reg, sizeof(reg));
-	d -= pad;
+	if (d != NULL)
+		d -= pad;
 	s -= pad;
 	/* Block 0: zeros, then the first 64 - pad bytes; the masked load and
 	 * store touch nothing before either run. */
 	x0 = _mm512_maskz_loadu_epi8(first, s);
-	_mm512_mask_storeu_epi8(d, first, x0);
+	if (d != NULL)
+		_mm512_mask_storeu_epi8(d, first, x0);
 	x0 = _mm512_xor_si512(x0, _mm512_loadu_si512(init + 64 - pad));
-	x1 = _mm512_xor_si512(copy_block512(d, s, 64), _mm512_loadu_si512(init + 128 - pad));
-	x2 = copy_block512(d, s, 128);
-	x3 = copy_block512(d, s, 192);
+	x1 = _mm512_xor_si512(block512(d, s, 64), _mm512_loadu_si512(init + 128 - pad));
+	x2 = block512(d, s, 128);
+	x3 = block512(d, s, 192);
 	k = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k2048));
 	for (j = 4; j + 4 <= nb; j += 4) {
-		x0 = _mm512_xor_si512(fold512(x0, k), copy_block512(d, s, 64 * j));
-		x1 = _mm512_xor_si512(fold512(x1, k), copy_block512(d, s, 64 * j + 64));
-		x2 = _mm512_xor_si512(fold512(x2, k), copy_block512(d, s, 64 * j + 128));
-		x3 = _mm512_xor_si512(fold512(x3, k), copy_block512(d, s, 64 * j + 192));
+		x0 = _mm512_xor_si512(fold512(x0, k), block512(d, s, 64 * j));
+		x1 = _mm512_xor_si512(fold512(x1, k), block512(d, s, 64 * j + 64));
+		x2 = _mm512_xor_si512(fold512(x2, k), block512(d, s, 64 * j + 128));
+		x3 = _mm512_xor_si512(fold512(x3, k), block512(d, s, 64 * j + 192));
+		if (side != NULL)
+			side_move256(side);
 	}
 	/* The four into one, each moved on by its distance from the last. */
 	k = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k512));
@@ -324,12 +358,24 @@ copy_crc512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev)
 			fold512(x1, _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k1024)))),
 		_mm512_xor_si512(fold512(x2, k), x3));
 	for (; j < nb; j++)
-		x0 = _mm512_xor_si512(fold512(x0, k), copy_block512(d, s, 64 * j));
+		x0 = _mm512_xor_si512(fold512(x0, k), block512(d, s, 64 * j));
 	/* The four lanes into one, as crc_short512() joins them. */
 	x1 = fold512(x0, _mm512_load_si512(kjoin));
 	y = _mm_xor_si128(_mm_xor_si128(_mm512_castsi512_si128(x1), _mm512_extracti32x4_epi32(x1, 1)),
 			  _mm_xor_si128(_mm512_extracti32x4_epi32(x1, 2), _mm512_extracti32x4_epi32(x0, 3)));
 	return crc_reduce(y);
+}
+
+CRC512_TARGET static uint32_t
+copy_crc512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev)
+{
+	return fold_run512(d, s, n, prev, NULL);
+}
+
+CRC512_TARGET static uint32_t
+crc_beside512(const uint8_t *s, uint32_t n, struct droce_side_copy *side)
+{
+	return fold_run512(NULL, s, n, 0, side);
 }
 
 /* The four instances, each with its mask known (none, or one) and its
@@ -432,6 +478,22 @@ droce_copy_crc32(void *dst, const void *src, uint32_t n, uint32_t *crc)
 	RTE_SET_USED(crc);
 #endif
 	return false;
+}
+
+uint32_t
+droce_crc32_beside(const void *p, uint32_t len, struct droce_side_copy *side)
+{
+	uint32_t crc;
+
+#ifdef RTE_ARCH_X86
+	if (crc_path == DROCE_CRC_VPCLMUL && len >= DROCE_COPY_CRC_MIN) {
+		crc = crc_beside512(p, len, side);
+		droce_side_copy_run(side);
+		return crc;
+	}
+#endif
+	droce_side_copy_run(side);
+	return droce_crc32(p, len);
 }
 
 uint32_t

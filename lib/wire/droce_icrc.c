@@ -195,8 +195,10 @@ icrc_join(uint32_t crc1, uint32_t crc2, uint32_t len2)
 	       j->t[2][(crc1 >> 16) & 0xff] ^ j->t[3][crc1 >> 24] ^ crc2;
 }
 
+/* The ICRC of the frame @p s spans; with @p side (not NULL), the copy it
+ * holds is made on the way where the frame is long and in one segment. */
 static uint32_t
-icrc_compute(struct rte_mbuf *m, const struct icrc_span *s)
+icrc_compute(struct rte_mbuf *m, const struct icrc_span *s, struct droce_side_copy *side)
 {
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 	uint32_t first_len = rte_pktmbuf_data_len(m);
@@ -213,7 +215,8 @@ icrc_compute(struct rte_mbuf *m, const struct icrc_span *s)
 	memcpy(saved, p + s->start, mask_len);
 	icrc_mask(p, s);
 	if (s->end <= first_len) {
-		crc = droce_crc32(p + s->start, s->end - s->start);
+		crc = side != NULL ? droce_crc32_beside(p + s->start, s->end - s->start, side) :
+		      droce_crc32(p + s->start, s->end - s->start);
 	} else {
 		crc = droce_crc32(p + s->start, first_len - s->start);
 		left = s->end - first_len;
@@ -238,7 +241,7 @@ droce_icrc_calc(struct rte_mbuf *m, uint16_t l3_off)
 
 	if (!icrc_span(m, l3_off, &s))
 		return 0;
-	return icrc_compute(m, &s);
+	return icrc_compute(m, &s, NULL);
 }
 
 int
@@ -251,7 +254,7 @@ droce_icrc_append(struct rte_mbuf *m, uint16_t l3_off)
 	/* The IP length counts the ICRC: the frame must end where it goes. */
 	if (!icrc_span(m, l3_off, &s) || s.end != rte_pktmbuf_pkt_len(m))
 		return -EINVAL;
-	crc = icrc_compute(m, &s);
+	crc = icrc_compute(m, &s, NULL);
 	t = (uint8_t *)rte_pktmbuf_append(m, DROCE_ICRC_LEN);
 	if (t == NULL)
 		return -ENOMEM;
@@ -260,8 +263,9 @@ droce_icrc_append(struct rte_mbuf *m, uint16_t l3_off)
 	return 0;
 }
 
-bool
-droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off)
+/* droce_icrc_check(), with @p side as icrc_compute() takes it. */
+static bool
+icrc_check(struct rte_mbuf *m, uint16_t l3_off, struct droce_side_copy *side)
 {
 	struct icrc_span s;
 	uint32_t wire, buf;
@@ -275,25 +279,38 @@ droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off)
 	if (p == NULL)
 		return false;
 	memcpy(&wire, p, sizeof(wire));
-	return rte_le_to_cpu_32(wire) == icrc_compute(m, &s);
+	return rte_le_to_cpu_32(wire) == icrc_compute(m, &s, side);
 }
 
 bool
-droce_icrc_check_pkt(struct rte_mbuf *m, const struct droce_pkt *pkt)
+droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off)
+{
+	return icrc_check(m, l3_off, NULL);
+}
+
+bool
+droce_icrc_check_pkt(struct rte_mbuf *m, const struct droce_pkt *pkt,
+		     struct droce_side_copy *side)
 {
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t start = pkt->l3_off - DROCE_ICRC_LRH_LEN;
 	uint32_t end = pkt->payload_off + pkt->payload_len + pkt->pad;
 	uint32_t wire;
+	bool ok;
 
 	/* The common frame: short, in one segment with its ICRC, no IP options. */
 	if (end + DROCE_ICRC_LEN <= rte_pktmbuf_data_len(m) && end - start < DROCE_CRC_MASKED_MAX &&
 	    pkt->l4_off == pkt->l3_off + (pkt->ipv6 ? V6_UDP : V4_UDP) - DROCE_ICRC_LRH_LEN) {
 		memcpy(&wire, p + end, sizeof(wire));
-		return rte_le_to_cpu_32(wire) ==
-		       droce_crc32_masked(p + start, end - start, droce_icrc_mask(pkt->ipv6));
+		ok = rte_le_to_cpu_32(wire) ==
+		     droce_crc32_masked(p + start, end - start, droce_icrc_mask(pkt->ipv6));
+	} else {
+		ok = icrc_check(m, pkt->l3_off, side);
 	}
-	return droce_icrc_check(m, pkt->l3_off);
+	/* Whatever was not made on the way (or a frame too short to tell). */
+	if (side != NULL)
+		droce_side_copy_run(side);
+	return ok;
 }
 
 const char *

@@ -190,7 +190,7 @@ droce_pkt_parse(struct rte_mbuf *m, struct droce_pkt *pkt, bool check_icrc)
 {
 	enum droce_parse_err err = parse(m, pkt);
 
-	if (err == DROCE_PARSE_OK && check_icrc && !droce_icrc_check_pkt(m, pkt))
+	if (err == DROCE_PARSE_OK && check_icrc && !droce_icrc_check_pkt(m, pkt, NULL))
 		err = DROCE_PARSE_BAD_ICRC;
 	return err;
 }

@@ -535,12 +535,17 @@ int droce_icrc_append(struct rte_mbuf *m, uint16_t l3_off);
  */
 bool droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off);
 
+struct droce_side_copy;
+
 /**
  * droce_icrc_check() of a frame droce_pkt_parse() accepted as @p pkt,
  * with the offsets and lengths the parse found rather than the IP
- * header's again.
+ * header's again; and the copy @p side holds (NULL: none) made, on the
+ * way where the frame is long and in one segment (droce_crc32_beside()),
+ * else apart. The copy is made whatever the check finds.
  */
-bool droce_icrc_check_pkt(struct rte_mbuf *m, const struct droce_pkt *pkt);
+bool droce_icrc_check_pkt(struct rte_mbuf *m, const struct droce_pkt *pkt,
+			  struct droce_side_copy *side);
 
 /**
  * CRC-32 of @p len bytes at @p p, the Ethernet polynomial (what
@@ -651,6 +656,39 @@ droce_copy(void *dst, const void *src, size_t n)
  *         copies and computes the CRC apart).
  */
 bool droce_copy_crc32(void *dst, const void *src, uint32_t n, uint32_t *crc);
+
+/**
+ * A copy put off until the CRC of another run is computed
+ * (droce_crc32_beside()): a received payload, whose frame's ICRC was
+ * checked, on its way into application memory. @ref n is 0 when none is
+ * pending.
+ */
+struct droce_side_copy {
+	void *dst;
+	const void *src;
+	uint32_t n;
+};
+
+/** Make the copy @p side holds, if any, now (droce_copy()). */
+static inline void
+droce_side_copy_run(struct droce_side_copy *side)
+{
+	if (side->n != 0) {
+		droce_copy(side->dst, side->src, side->n);
+		side->n = 0;
+	}
+}
+
+/**
+ * droce_crc32() of the @p len bytes at @p p, and the copy @p side holds
+ * made on the way: where the CPU has VPCLMULQDQ and @p len is
+ * DROCE_COPY_CRC_MIN or more, the copy's loads and stores go in beside
+ * the CRC's carry-less multiplies, which leave the CPU's load and store
+ * ports mostly idle, so the copy costs little more than the CRC alone.
+ * Otherwise the copy is made first. @p side must not overlap @p p. The
+ * copy is made in any case (@p side->n is 0 on return).
+ */
+uint32_t droce_crc32_beside(const void *p, uint32_t len, struct droce_side_copy *side);
 
 /**
  * Let droce_copy() use its vector loop when the CPU has AVX2 (until this

@@ -689,7 +689,7 @@ pump(struct droce_port *p)
 	uint16_t n = droce_port_rx(p, 0, pkts, BURST, rte_get_tsc_cycles()), i, good = 0;
 
 	for (i = 0; i < n; i++)
-		good += droce_port_rx_verify(p, 0, pkts[i], rte_get_tsc_cycles());
+		good += droce_port_rx_verify(p, 0, pkts[i], rte_get_tsc_cycles(), NULL);
 	rte_pktmbuf_free_bulk(pkts, n);
 	return good;
 }

@@ -14,7 +14,14 @@
  *  - a frame to a destroyed QP's number;
  *  - READs asked again: answered from the ring of max_dest_rd_atomic
  *    kept requests, oldest first; one older than the ring, not at all;
- *  - a SEND into a receive buffer whose region lacks local write.
+ *  - a SEND into a receive buffer whose region lacks local write;
+ *  - a burst of long WRITEs with a corrupt frame inside: each payload's
+ *    copy waits for the next frame's ICRC check (droce_payload_to_mem()),
+ *    yet every good frame before the corrupt one lands whole, nothing of
+ *    the corrupt one or after it does, and the burst's last payload is
+ *    there too; a WRITE with immediate has its bytes in place when its
+ *    completion is seen; the same for a SEND's packets, whose receive
+ *    completes only once its LAST arrives.
  * Every receive completes at most once, and every refusal is counted.
  */
 #include <errno.h>
@@ -24,6 +31,7 @@
 
 #include <check.h>
 
+#include "droce.h"
 #include "droce_peer.h"
 #include "droce_test.h"
 
@@ -288,6 +296,126 @@ START_TEST(chained_send_and_write_land_byte_exact)
 	expect_aeth(DROCE_AETH_ACK);
 	ck_assert_int_eq(memcmp(buf + 8192, pattern, 1500), 0);
 	ck_assert_uint_eq(buf[8192 + 1500], 0);
+	destroy(qp);
+}
+END_TEST
+
+/* WRITE ONLY frames @p first..@p last - 1 of WRITE_BURST_LEN bytes each,
+ * frame i to buf + i * WRITE_BURST_LEN, enqueued for one RX burst (frame
+ * @p bad with a wrong ICRC), then the device run. */
+#define WRITE_BURST_LEN 1000
+
+static void
+write_burst(struct ibv_qp *qp, unsigned first, unsigned last, unsigned bad)
+{
+	for (unsigned i = first; i < last; i++) {
+		struct droce_reth r = reth((uintptr_t)buf + i * WRITE_BURST_LEN, mr->rkey,
+					   WRITE_BURST_LEN);
+		struct rte_mbuf *m = droce_peer_build(&peer, &(struct droce_peer_frame){
+			.opcode = DROCE_OP_WRITE_ONLY, .dqpn = qp->qp_num, .psn = PSN + i,
+			.ackreq = i + 1 == last, .ext = &r, .ext_len = sizeof(r),
+			.payload = pattern + i * WRITE_BURST_LEN, .len = WRITE_BURST_LEN,
+			.bad_icrc = i == bad });
+
+		ck_assert_ptr_nonnull(m);
+		ck_assert_int_eq(rte_ring_enqueue(peer.to_dev, m), 0);
+	}
+	droce_peer_run(&peer);
+}
+
+static uint64_t
+port_bad_icrc(void)
+{
+	struct droce_port_stats s;
+
+	droce_port_stats_get(droce_dev_port(peer.dev), &s);
+	return s.rx_bad_icrc;
+}
+
+/* A burst's long payloads are copied beside the next frame's check. */
+START_TEST(write_burst_with_a_corrupt_frame_lands_what_was_good)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	uint64_t bad_icrc = port_bad_icrc();
+	struct droce_reth r = reth((uintptr_t)buf + 7 * WRITE_BURST_LEN, mr->rkey, 600);
+	uint32_t imm = rte_cpu_to_be_32(0x5eed);
+	uint8_t ext[sizeof(r) + sizeof(imm)];
+	struct ibv_wc wc[4];
+
+	memset(buf, 0, BUF);
+	/* 0-2 land (2 copied beside 3's failing check), 3 is dropped, 4-5
+	 * are out of sequence: none of 3-5 is written. */
+	write_burst(qp, 0, 6, 3);
+	ck_assert_uint_eq(port_bad_icrc(), bad_icrc + 1);
+	ck_assert_int_eq(memcmp(buf, pattern, 3 * WRITE_BURST_LEN), 0);
+	for (unsigned i = 3 * WRITE_BURST_LEN; i < 6 * WRITE_BURST_LEN; i++)
+		ck_assert_uint_eq(buf[i], 0);
+	droce_peer_drain(&peer);
+	/* Sent again: all land, the last one copied as the burst ends. */
+	write_burst(qp, 3, 6, UINT32_MAX);
+	ck_assert_int_eq(memcmp(buf, pattern, 6 * WRITE_BURST_LEN), 0);
+	ck_assert_uint_eq(buf[6 * WRITE_BURST_LEN], 0);
+	droce_peer_drain(&peer);
+	/* A long WRITE, then a WRITE with immediate: when its completion
+	 * is seen, both payloads are in place. */
+	post_recv(qp, 9, 0, 0);
+	write_burst(qp, 6, 7, UINT32_MAX);
+	memcpy(ext, &r, sizeof(r));
+	memcpy(ext + sizeof(r), &imm, sizeof(imm));
+	droce_peer_send(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_WRITE_ONLY_IMM, .dqpn = qp->qp_num, .psn = PSN + 7,
+		.ackreq = true, .ext = ext, .ext_len = sizeof(ext),
+		.payload = pattern + 7 * WRITE_BURST_LEN, .len = 600 });
+	ck_assert_int_eq(poll_all(wc, 4), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc[0].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_int_eq(memcmp(buf, pattern, 7 * WRITE_BURST_LEN + 600), 0);
+	destroy(qp);
+}
+END_TEST
+
+/* SEND packets @p first..@p last - 1 of MTU bytes (the LAST 500), one RX
+ * burst, packet @p bad with a wrong ICRC. */
+static void
+send_burst(struct ibv_qp *qp, unsigned first, unsigned last, unsigned bad)
+{
+	for (unsigned i = first; i < last; i++) {
+		struct rte_mbuf *m = droce_peer_build(&peer, &(struct droce_peer_frame){
+			.opcode = i == 0 ? DROCE_OP_SEND_FIRST : i == 3 ? DROCE_OP_SEND_LAST :
+				  DROCE_OP_SEND_MIDDLE,
+			.dqpn = qp->qp_num, .psn = PSN + i, .ackreq = i + 1 == last,
+			.payload = pattern + i * MTU, .len = i == 3 ? 500 : MTU,
+			.bad_icrc = i == bad });
+
+		ck_assert_ptr_nonnull(m);
+		ck_assert_int_eq(rte_ring_enqueue(peer.to_dev, m), 0);
+	}
+	droce_peer_run(&peer);
+}
+
+START_TEST(send_burst_with_a_corrupt_packet_completes_once_whole)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	uint64_t bad_icrc = port_bad_icrc();
+	struct ibv_wc wc[4];
+
+	memset(buf, 0, BUF);
+	post_recv(qp, 5, 0, 4 * MTU);
+	/* FIRST and MIDDLE land (the MIDDLE copied beside the next
+	 * packet's failing check); the rest waits, uncompleted. */
+	send_burst(qp, 0, 4, 2);
+	ck_assert_uint_eq(port_bad_icrc(), bad_icrc + 1);
+	ck_assert_int_eq(poll_all(wc, 4), 0);
+	ck_assert_int_eq(memcmp(buf, pattern, 2 * MTU), 0);
+	for (unsigned i = 2 * MTU; i < 4 * MTU; i++)
+		ck_assert_uint_eq(buf[i], 0);
+	droce_peer_drain(&peer);
+	send_burst(qp, 2, 4, UINT32_MAX);
+	ck_assert_int_eq(poll_all(wc, 4), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc[0].byte_len, 3 * MTU + 500);
+	ck_assert_int_eq(memcmp(buf, pattern, 3 * MTU + 500), 0);
+	ck_assert_uint_eq(buf[3 * MTU + 500], 0);
 	destroy(qp);
 }
 END_TEST
@@ -711,6 +839,8 @@ main(void)
 	tcase_add_test(tc, send_to_xrc_initiator_is_dropped);
 	tcase_add_test(tc, every_opcode_to_every_qp_kind);
 	tcase_add_test(tc, chained_send_and_write_land_byte_exact);
+	tcase_add_test(tc, write_burst_with_a_corrupt_frame_lands_what_was_good);
+	tcase_add_test(tc, send_burst_with_a_corrupt_packet_completes_once_whole);
 	tcase_add_test(tc, chained_ud_datagram_lands_byte_exact);
 	tcase_add_test(tc, chained_read_response_and_its_sequence);
 	tcase_add_test(tc, rc_opcode_out_of_sequence_is_naked);

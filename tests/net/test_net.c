@@ -101,7 +101,7 @@ pump(struct droce_port *p, struct droce_pkt *last)
 	do {
 		got = droce_port_rx(p, 0, pkts, BURST, rte_get_tsc_cycles());
 		for (i = 0; i < got; i++) {
-			ck_assert(droce_port_rx_verify(p, 0, pkts[i], rte_get_tsc_cycles()));
+			ck_assert(droce_port_rx_verify(p, 0, pkts[i], rte_get_tsc_cycles(), NULL));
 			if (last != NULL)
 				*last = *droce_pkt_of(pkts[i]);
 			rte_pktmbuf_free(pkts[i]);

@@ -65,7 +65,7 @@ pump(struct droce_port *p, struct rte_mbuf **keep)
 
 	/* As the engine does: a frame counts once its ICRC is right. */
 	for (i = 0; i < n; i++) {
-		bool ok = droce_port_rx_verify(p, 0, pkts[i], rte_get_tsc_cycles());
+		bool ok = droce_port_rx_verify(p, 0, pkts[i], rte_get_tsc_cycles(), NULL);
 
 		if (ok && keep != NULL)
 			keep[good] = pkts[i];
@@ -880,7 +880,7 @@ engine_loop(void *arg)
 		}
 		n = droce_port_rx(pa, 0, pkts, BURST, rte_get_tsc_cycles());
 		for (uint16_t i = 0; i < n; i++)
-			e->frames += droce_port_rx_verify(pa, 0, pkts[i], rte_get_tsc_cycles());
+			e->frames += droce_port_rx_verify(pa, 0, pkts[i], rte_get_tsc_cycles(), NULL);
 		rte_pktmbuf_free_bulk(pkts, n);
 	}
 	return NULL;

@@ -8,6 +8,9 @@
  * droce_copy_crc32(): the same copy and zlib's CRC of it, continued from
  * any CRC, for every length mod 64 and alignment, where the CPU runs it;
  * nothing touched where it declines.
+ * droce_crc32_beside(): zlib's CRC of one run and memcpy()'s bytes of the
+ * other, the copy shorter, as long as, or longer than the CRC's run, or
+ * none, on every CRC path.
  */
 #include <string.h>
 #include <zlib.h>
@@ -164,6 +167,55 @@ START_TEST(copy_crc)
 }
 END_TEST
 
+/* droce_crc32_beside() of @p len bytes at src + @p so, with a copy of
+ * @p n bytes from src + @p cs to dst + @p cd beside it. */
+static void
+check_beside(uint32_t len, unsigned so, uint32_t n, unsigned cs, unsigned cd)
+{
+	struct droce_side_copy side = {
+		.dst = dst_area + cd, .src = src_area + cs, .n = n,
+	};
+	uint32_t crc;
+
+	memset(dst_area, GUARD, AREA);
+	memset(want, GUARD, AREA);
+	memcpy(want + cd, src_area + cs, n);
+	crc = droce_crc32_beside(src_area + so, len, &side);
+	ck_assert_msg(crc == (uint32_t)crc32(0, src_area + so, len),
+		      "len %u +%u beside %u: crc %08x", len, so, n, crc);
+	ck_assert_msg(memcmp(dst_area, want, AREA) == 0, "len %u beside %u from +%u to +%u", len,
+		      n, cs, cd);
+	ck_assert_uint_eq(side.n, 0);
+}
+
+START_TEST(crc_beside)
+{
+	static const enum droce_crc_path paths[] = {
+		DROCE_CRC_VPCLMUL, DROCE_CRC_AVX512, DROCE_CRC_SSE, DROCE_CRC_LIB,
+	};
+
+	fill(src_area, AREA, 5);
+	for (unsigned p = 0; p < RTE_DIM(paths); p++) {
+		if (droce_crc32_path_set(paths[p]) != 0)
+			continue;
+		/* Every length mod 64 around the fused path's threshold. */
+		for (uint32_t len = DROCE_COPY_CRC_MIN - 70; len < DROCE_COPY_CRC_MIN + 130; len++)
+			check_beside(len, len % 59, 4096 - len % 200, 2 * PAGE + len % 64,
+				     len % 61);
+		/* A frame's check beside the payload before it, the copy
+		 * shorter, as long, longer, or nothing. */
+		for (unsigned so = 0; so < 64; so += 13) {
+			check_beside(4096 + 58, so, 4096, 2 * PAGE + 6 + so, 0);
+			check_beside(4096 + 58, so, 1000, 2 * PAGE + so, 64 - so);
+			check_beside(1058, so, 4096, 2 * PAGE + so, so);
+			check_beside(1058, so, 1058, 2 * PAGE + so, 1);
+			check_beside(300, so, 0, 0, 0);
+		}
+	}
+	droce_crc32_init();
+}
+END_TEST
+
 Suite *
 suite_copy(void)
 {
@@ -173,6 +225,7 @@ suite_copy(void)
 	tcase_add_test(tc, copy_loop);
 	tcase_add_test(tc, copy_loop_chosen);
 	tcase_add_test(tc, copy_crc);
+	tcase_add_test(tc, crc_beside);
 	suite_add_tcase(s, tc);
 	return s;
 }
