@@ -555,8 +555,8 @@ engine_iteration(struct droce_engine *e, bool rx, bool app)
 	engine_qp_cache_check(e);
 	engine_count_rx(e, pkts, n);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_rx);
-	/* A long WRITE payload's copy waits for the next frame's check, and
-	 * is made beside it (droce_payload_to_mem()); the last one here. */
+	/* A long payload's copy waits for the next frame's check, and is
+	 * made beside it (droce_payload_to_mem()); the last one here. */
 	e->tx.rx_defer = true;
 	for (i = 0; i < n; i++) {
 		if (droce_port_rx_verify(e->port, e->queue, pkts[i], e->tx.now, &e->tx.rx_copy)) {

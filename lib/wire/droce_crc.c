@@ -483,11 +483,10 @@ droce_copy_crc32(void *dst, const void *src, uint32_t n, uint32_t *crc)
 uint32_t
 droce_crc32_beside(const void *p, uint32_t len, struct droce_side_copy *side)
 {
-	uint32_t crc;
-
 #ifdef RTE_ARCH_X86
 	if (crc_path == DROCE_CRC_VPCLMUL && len >= DROCE_COPY_CRC_MIN) {
-		crc = crc_beside512(p, len, side);
+		uint32_t crc = crc_beside512(p, len, side);
+
 		droce_side_copy_run(side);
 		return crc;
 	}
