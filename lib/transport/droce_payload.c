@@ -26,21 +26,25 @@ sge_run(void *arg, uint32_t pos, const void *data, uint32_t n)
 			      (void *)(uintptr_t)data, n, true);
 }
 
-/* Put the copy of @p pkt's payload to @p dst off to the next frame's check
- * (droce_payload_to_mem()), where it may wait. @return true when it waits. */
-static bool
-payload_defer(struct droce_tx *tx, void *dst, const struct rte_mbuf *m,
-	      const struct droce_pkt *pkt)
+/* Where the payload of @p pkt lies when its copy may wait for the next
+ * frame's check (droce_payload_to_mem()), else NULL: in the engine's RX
+ * loop, long and in one segment. */
+static const void *
+payload_waitable(const struct droce_tx *tx, const struct rte_mbuf *m,
+		 const struct droce_pkt *pkt)
 {
-	const void *flat;
+	if (!tx->rx_defer || pkt->payload_len < DROCE_COPY_CRC_MIN)
+		return NULL;
+	return droce_mbuf_flat(m, pkt->payload_off, pkt->payload_len);
+}
 
+/* Let the copy of @p n bytes from @p src to @p dst wait. */
+static void
+payload_wait(struct droce_tx *tx, void *dst, const void *src, uint32_t n)
+{
 	/* One at a time: the next frame's check makes it. */
 	droce_side_copy_run(&tx->rx_copy);
-	if (!tx->rx_defer || pkt->payload_len < DROCE_COPY_CRC_MIN ||
-	    (flat = droce_mbuf_flat(m, pkt->payload_off, pkt->payload_len)) == NULL)
-		return false;
-	tx->rx_copy = (struct droce_side_copy){ .dst = dst, .src = flat, .n = pkt->payload_len };
-	return true;
+	tx->rx_copy = (struct droce_side_copy){ .dst = dst, .src = src, .n = n };
 }
 
 int
@@ -52,17 +56,18 @@ droce_payload_to_sge(struct droce_tx *tx, uint32_t pd_handle,
 		.mrt = tx->mrt, .pd_handle = pd_handle, .sge = sge, .num_sge = num_sge,
 		.offset = offset,
 	};
-	const uint8_t *flat;
+	const void *flat;
 	void *dst;
 
 	if (pkt->payload_len == 0)
 		return 0;
 	/* Into one SGE, checked as droce_sge_copy() checks it. */
-	if (may_defer &&
+	if (may_defer && (flat = payload_waitable(tx, m, pkt)) != NULL &&
 	    (dst = droce_sge_one_addr(tx->mrt, pd_handle, sge, num_sge, offset, pkt->payload_len,
-				      IBV_ACCESS_LOCAL_WRITE)) != NULL &&
-	    payload_defer(tx, dst, m, pkt))
+				      IBV_ACCESS_LOCAL_WRITE)) != NULL) {
+		payload_wait(tx, dst, flat, pkt->payload_len);
 		return 0;
+	}
 	flat = droce_mbuf_flat(m, pkt->payload_off, pkt->payload_len);
 	if (flat != NULL)
 		return sge_run(&t, 0, flat, pkt->payload_len) == 0 ? 0 : -EFAULT;
@@ -74,8 +79,12 @@ void
 droce_payload_to_mem(struct droce_tx *tx, void *dst, const struct rte_mbuf *m,
 		     const struct droce_pkt *pkt, bool may_defer)
 {
-	if (may_defer && payload_defer(tx, dst, m, pkt))
+	const void *flat;
+
+	if (may_defer && (flat = payload_waitable(tx, m, pkt)) != NULL) {
+		payload_wait(tx, dst, flat, pkt->payload_len);
 		return;
+	}
 	/* The parser checked that the frame holds the whole payload. */
 	droce_mbuf_copy(m, pkt->payload_off, pkt->payload_len, dst);
 }

@@ -21,7 +21,7 @@
  *    the corrupt one or after it does, and the burst's last payload is
  *    there too; a WRITE with immediate has its bytes in place when its
  *    completion is seen; the same for a SEND's packets, whose receive
- *    completes only once its LAST arrives.
+ *    completes only once its LAST arrives, and for a READ's response.
  * Every receive completes at most once, and every refusal is counted.
  */
 #include <errno.h>
@@ -508,6 +508,68 @@ START_TEST(chained_read_response_and_its_sequence)
 }
 END_TEST
 
+/* READ response packets @p first..@p last - 1 (FIRST, MIDDLE, LAST of
+ * MTU, MTU and 500 bytes from @p psn on), one RX burst, packet @p bad with
+ * a wrong ICRC. */
+static void
+read_resp_burst(struct ibv_qp *qp, uint32_t psn, unsigned first, unsigned last, unsigned bad)
+{
+	static const uint8_t ops[] = {
+		DROCE_OP_READ_RESP_FIRST, DROCE_OP_READ_RESP_MIDDLE, DROCE_OP_READ_RESP_LAST,
+	};
+	struct droce_aeth a;
+
+	droce_aeth_set(&a, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, 1);
+	for (unsigned i = first; i < last; i++) {
+		struct rte_mbuf *m = droce_peer_build(&peer, &(struct droce_peer_frame){
+			.opcode = ops[i], .dqpn = qp->qp_num, .psn = psn + i,
+			.ext = i == 1 ? NULL : &a, .ext_len = i == 1 ? 0 : sizeof(a),
+			.payload = pattern + i * MTU, .len = i == 2 ? 500 : MTU,
+			.bad_icrc = i == bad });
+
+		ck_assert_ptr_nonnull(m);
+		ck_assert_int_eq(rte_ring_enqueue(peer.to_dev, m), 0);
+	}
+	droce_peer_run(&peer);
+}
+
+/* A READ response's FIRST and MIDDLE are copied beside the next packet's
+ * check; its LAST completes it, once, with every byte in place. */
+START_TEST(read_response_burst_with_a_corrupt_packet_completes_once_whole)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct ibv_sge sge = { (uintptr_t)buf, 2 * MTU + 500, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 12, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+	uint64_t bad_icrc = port_bad_icrc();
+	struct ibv_wc wc[4];
+	uint32_t psn;
+
+	memset(buf, 0, BUF);
+	wr.wr.rdma.remote_addr = 0x1000;
+	wr.wr.rdma.rkey = 0x77;
+	ck_assert_int_eq(ibv_post_send(qp, &wr, &bad), 0);
+	psn = take_read_request();
+	/* The FIRST lands (copied beside the MIDDLE's failing check); the
+	 * LAST is out of sequence: the READ is asked again from the MIDDLE. */
+	read_resp_burst(qp, psn, 0, 3, 1);
+	ck_assert_uint_eq(port_bad_icrc(), bad_icrc + 1);
+	ck_assert_int_eq(poll_all(wc, 4), 0);
+	ck_assert_int_eq(memcmp(buf, pattern, MTU), 0);
+	for (unsigned i = MTU; i < 2 * MTU + 500; i++)
+		ck_assert_uint_eq(buf[i], 0);
+	droce_peer_drain(&peer);
+	read_resp_burst(qp, psn, 1, 3, UINT32_MAX);
+	ck_assert_int_eq(poll_all(wc, 4), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc[0].wr_id, 12);
+	ck_assert_int_eq(memcmp(buf, pattern, 2 * MTU + 500), 0);
+	ck_assert_uint_eq(buf[2 * MTU + 500], 0);
+	destroy(qp);
+}
+END_TEST
+
 /*
  * A SEND_FIRST, then a request that is not the SEND's MIDDLE or LAST: an
  * RC responder NAKs it (invalid request), completes the receive once, in
@@ -843,6 +905,7 @@ main(void)
 	tcase_add_test(tc, send_burst_with_a_corrupt_packet_completes_once_whole);
 	tcase_add_test(tc, chained_ud_datagram_lands_byte_exact);
 	tcase_add_test(tc, chained_read_response_and_its_sequence);
+	tcase_add_test(tc, read_response_burst_with_a_corrupt_packet_completes_once_whole);
 	tcase_add_test(tc, rc_opcode_out_of_sequence_is_naked);
 	tcase_add_test(tc, rc_middle_without_first_is_naked);
 	tcase_add_test(tc, uc_new_message_replaces_the_broken_one);
