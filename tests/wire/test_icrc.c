@@ -132,57 +132,94 @@ START_TEST(test_droce_crc32_masked)
 }
 END_TEST
 
+/* A bit changed in any byte of @p m the ICRC covers is caught, in none it
+ * masks, by droce_icrc_check_pkt() (which must leave the frame as it was)
+ * and droce_icrc_check(); with @p side, its copy is made each time. */
+static void
+check_icrc_flips(struct rte_mbuf *m, const struct droce_pkt *pkt, bool v6,
+		 struct droce_side_copy *side)
+{
+	static uint8_t before[TEST_MBUF_DATA], src[512], dst[512];
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+
+	memcpy(before, rte_pktmbuf_mtod(m, const uint8_t *), len);
+	for (uint32_t i = 0; i < len; i++) {
+		uint8_t *b = rte_pktmbuf_mtod_offset(m, uint8_t *, i);
+		uint32_t off = i - (pkt->l3_off - 8u); /* from the LRH's place */
+		uint8_t bits = i >= pkt->l3_off - 8u && off < DROCE_CRC_MASK_LEN ?
+			       droce_icrc_mask(v6)->b[16 + off] : 0;
+		bool masked = i < pkt->l3_off - 8u || bits == 0xff;
+
+		if (bits == 0x0f)
+			continue; /* the IPv6 version nibble: half of it counts */
+		*b ^= 0x01;
+		if (side != NULL) {
+			fill_random(src, sizeof(src), i + 1);
+			memset(dst, 0, sizeof(dst));
+			*side = (struct droce_side_copy){ .dst = dst, .src = src, .n = sizeof(src) };
+		}
+		ck_assert_int_eq(droce_icrc_check_pkt(m, pkt, side), masked);
+		if (side != NULL) {
+			ck_assert_uint_eq(side->n, 0);
+			ck_assert_mem_eq(dst, src, sizeof(src));
+		}
+		ck_assert_int_eq(droce_icrc_check(m, pkt->l3_off), masked);
+		*b ^= 0x01;
+		ck_assert_mem_eq(rte_pktmbuf_mtod(m, const uint8_t *), before, len);
+	}
+}
+
 /* The ICRC's masks for droce_crc32_masked() set the bits the masking in
  * place does (what the frames of the vectors and of rxe are checked
- * with): a frame whose ICRC is checked both ways, IPv4 and IPv6. */
+ * with): a frame whose ICRC is checked both ways, IPv4 and IPv6, short
+ * and long (a long one in one segment takes the masked headers' CRC
+ * continued through the rest, on the CPUs with the fused loop), on each
+ * CRC path the CPU runs, with a copy beside the check and without. */
 START_TEST(test_icrc_masks)
 {
+	static const uint32_t payloads[] = { 16, 300, 1000 };
+	enum droce_crc_path best = crc_best_path();
+	struct droce_side_copy side;
 	struct droce_l3_addr a;
 
-	for (int v6 = 0; v6 < 2; v6++) {
-		static uint8_t l4[64];
-		struct rte_mbuf *m, *c;
-		struct droce_pkt pkt;
-		uint32_t cuts[1];
+	for (int path = DROCE_CRC_LIB; path <= (int)best; path++) {
+		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)path), 0);
+		for (unsigned k = 0; k < RTE_DIM(payloads); k++) {
+			for (int v6 = 0; v6 < 2; v6++) {
+				static uint8_t l4[sizeof(struct droce_bth) + 1000];
+				struct rte_mbuf *m, *c;
+				struct droce_pkt pkt;
+				uint32_t cuts[1];
 
-		test_addr(&a, v6 != 0, 0);
-		/* Bits in every masked field: the TTL, the class, FECN and BECN. */
-		a.ttl = 0x5a;
-		a.tclass = 0xa6;
-		a.flow_label = 0x12345;
-		droce_bth_set((struct droce_bth *)l4, DROCE_OP_SEND_ONLY, false, 0,
-			      DROCE_PKEY_DEFAULT, 0x123456, true, 0x654321);
-		((struct droce_bth *)l4)->resv8a = 0xc0;
-		fill_random(l4 + sizeof(struct droce_bth), 16, 3u);
-		m = test_build(&a, l4, sizeof(struct droce_bth) + 16);
-		ck_assert_int_eq(droce_pkt_parse(m, &pkt, false), DROCE_PARSE_OK);
-		ck_assert(droce_icrc_check(m, pkt.l3_off));
-		/* The same frame with its last byte in a segment of its own
-		 * takes the masking in place; both agree with the ICRC. */
-		cuts[0] = rte_pktmbuf_pkt_len(m) - 1;
-		c = test_mbuf_split(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_pkt_len(m),
-				    cuts, 1);
-		ck_assert_uint_eq(droce_icrc_calc(c, pkt.l3_off), droce_icrc_calc(m, pkt.l3_off));
-		ck_assert(droce_icrc_check(c, pkt.l3_off));
-		ck_assert(droce_icrc_check_pkt(c, &pkt, NULL));
-		rte_pktmbuf_free(c);
-		/* A bit changed in any byte the ICRC covers is caught, in none it masks. */
-		for (uint32_t i = 0; i < rte_pktmbuf_pkt_len(m); i++) {
-			uint8_t *b = rte_pktmbuf_mtod_offset(m, uint8_t *, i);
-			uint32_t off = i - (pkt.l3_off - 8u); /* from the LRH's place */
-			uint8_t bits = i >= pkt.l3_off - 8u && off < DROCE_CRC_MASK_LEN ?
-				       droce_icrc_mask(v6 != 0)->b[16 + off] : 0;
-			bool masked = i < pkt.l3_off - 8u || bits == 0xff;
-
-			if (bits == 0x0f)
-				continue; /* the IPv6 version nibble: half of it counts */
-			*b ^= 0x01;
-			ck_assert_int_eq(droce_icrc_check_pkt(m, &pkt, NULL), masked);
-			ck_assert_int_eq(droce_icrc_check(m, pkt.l3_off), masked);
-			*b ^= 0x01;
+				test_addr(&a, v6 != 0, 0);
+				/* Bits in every masked field: the TTL, the class, FECN and BECN. */
+				a.ttl = 0x5a;
+				a.tclass = 0xa6;
+				a.flow_label = 0x12345;
+				droce_bth_set((struct droce_bth *)l4, DROCE_OP_SEND_ONLY, false, 0,
+					      DROCE_PKEY_DEFAULT, 0x123456, true, 0x654321);
+				((struct droce_bth *)l4)->resv8a = 0xc0;
+				fill_random(l4 + sizeof(struct droce_bth), payloads[k], 3u + k);
+				m = test_build(&a, l4, sizeof(struct droce_bth) + payloads[k]);
+				ck_assert_int_eq(droce_pkt_parse(m, &pkt, false), DROCE_PARSE_OK);
+				ck_assert(droce_icrc_check(m, pkt.l3_off));
+				/* The same frame with its last byte in a segment of its
+				 * own takes the masking in place; both agree with the ICRC. */
+				cuts[0] = rte_pktmbuf_pkt_len(m) - 1;
+				c = test_mbuf_split(rte_pktmbuf_mtod(m, const uint8_t *),
+						    rte_pktmbuf_pkt_len(m), cuts, 1);
+				ck_assert_uint_eq(droce_icrc_calc(c, pkt.l3_off),
+						  droce_icrc_calc(m, pkt.l3_off));
+				ck_assert(droce_icrc_check(c, pkt.l3_off));
+				ck_assert(droce_icrc_check_pkt(c, &pkt, NULL));
+				rte_pktmbuf_free(c);
+				check_icrc_flips(m, &pkt, v6 != 0, NULL);
+				check_icrc_flips(m, &pkt, v6 != 0, &side);
+				rte_pktmbuf_free(m);
+			}
 		}
-		rte_pktmbuf_free(m);
 	}
+	droce_crc32_init();
 }
 END_TEST
 
