@@ -327,6 +327,9 @@ struct droce_qp {
 	 *  sum of their zc_refs): the QP is freed once none is left. */
 	uint32_t zc_refs;
 	bool destroying;
+	/** On its device's list of destroyed QPs whose memory waits for such
+	 *  frames to leave (ibv_destroy_qp() does not wait for them forever). */
+	LIST_ENTRY(droce_qp) kept_link;
 
 	/** QP counters. */
 	struct {

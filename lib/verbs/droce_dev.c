@@ -71,10 +71,16 @@ dev_link_changed(void *arg, bool up)
 static void
 dev_free(struct droce_dev *d)
 {
-	unsigned i;
+	unsigned i, kept;
 
 	for (i = 0; i < d->nb_engines; i++)
 		droce_engine_destroy(d->engines[i]);
+	/* Destroyed QPs that frames held elsewhere still point into stay
+	 * allocated: their free callbacks write into them. */
+	kept = droce_dev_qps_reap(d);
+	if (kept != 0)
+		DROCE_LOG(WARNING, "device %u: %u destroyed QPs left allocated: frames still "
+			  "point into them", d->index, kept);
 	if (d->port != NULL)
 		droce_port_on_link(d->port, NULL, NULL);
 	if (d->qpt.hash != NULL)
@@ -147,6 +153,7 @@ droce_dev_attach(const struct droce_port_conf *conf, unsigned *index)
 	pthread_mutex_init(&d->lock, NULL);
 	LIST_INIT(&d->contexts);
 	LIST_INIT(&d->xrcds);
+	LIST_INIT(&d->kept_qps);
 	droce_mr_table_init(d->mrt);
 	d->mrt->mwt = malloc(sizeof(*d->mrt->mwt));
 	if (d->mrt->mwt == NULL) {

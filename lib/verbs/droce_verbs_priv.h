@@ -58,9 +58,12 @@ struct droce_dev {
 	uint64_t guid;               /**< network order, from the MAC (EUI-64) */
 	struct droce_num_table srqt; /**< XRC SRQ numbers */
 	uint32_t next_handle;        /**< PD handles */
-	pthread_mutex_t lock;        /**< the context and XRC domain lists */
+	pthread_mutex_t lock;        /**< the context, XRC domain and kept QP lists */
 	LIST_HEAD(, droce_context) contexts;
 	LIST_HEAD(, droce_xrcd) xrcds;
+	/** Destroyed QPs whose memory zero-copy frames still point into
+	 *  (droce_qp.zc_refs): freed once those frames are (droce_dev_qps_reap()). */
+	LIST_HEAD(, droce_qp) kept_qps;
 };
 
 /** An open device. */
@@ -222,6 +225,12 @@ droce_dev_sync(struct droce_dev *d)
  * milliseconds. @return false when some are left.
  */
 bool droce_dev_wait_refs(struct droce_dev *d, const uint32_t *refs, unsigned ms);
+
+/**
+ * Free the destroyed QPs of @p d that no frame points into any more.
+ * @return how many are still kept.
+ */
+unsigned droce_dev_qps_reap(struct droce_dev *d);
 
 /* Run the engine a CQ or QP belongs to once, from an application thread,
  * unless its own runner is busy-polling it anyway. */

@@ -17,6 +17,11 @@
 #include "droce_verbs_priv.h"
 #include "droce_qp_state.h"
 
+/* How long ibv_destroy_qp() waits for zero-copy frames that point into
+ * the QP to leave before it keeps the QP's memory for them instead: on a
+ * port that sends, they leave within microseconds. */
+#define DROCE_QP_DESTROY_WAIT_MS 100
+
 /* What each QP type needs at creation, the way rdma-core's providers check it. */
 static int
 qp_check_init(const struct ibv_qp_init_attr_ex *ax)
@@ -439,15 +444,53 @@ ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 	return 0;
 }
 
+static void
+qp_free(struct droce_qp *qp)
+{
+	free(qp->sq.buf);
+	free(qp->rq.buf);
+	free(qp->rwqe);
+	free(qp);
+}
+
+unsigned
+droce_dev_qps_reap(struct droce_dev *d)
+{
+	struct droce_qp *qp, *next;
+	unsigned kept = 0;
+
+	pthread_mutex_lock(&d->lock);
+	for (qp = LIST_FIRST(&d->kept_qps); qp != NULL; qp = next) {
+		next = LIST_NEXT(qp, kept_link);
+		/* A frame's free callback lets go of the QP with this count,
+		 * after its WQE's (zc_free_cb()): 0 means nothing touches it. */
+		if (__atomic_load_n(&qp->zc_refs, __ATOMIC_ACQUIRE) != 0) {
+			kept++;
+			continue;
+		}
+		LIST_REMOVE(qp, kept_link);
+		qp_free(qp);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return kept;
+}
+
 /*
  * The lifetime DESIGN.md describes: error state, unpublish the QPN, one
  * grace period, wait for the engine to drop its references (running its
- * iterations here when no other thread does), flush, free.
+ * iterations here when no other thread does), flush, free. Zero-copy
+ * frames may still point into its WQEs (their free callback counts them
+ * off on the QP) where whoever holds them does not let go: a ring's
+ * reader that stopped reading, a NIC that reclaims sent frames only when
+ * it needs descriptors. The memory then stays on the device's list until
+ * they leave (droce_dev_qps_reap()); the rest of the QP goes now, so the
+ * destroy returns and its CQs and PD are free to go too.
  */
 static void
 qp_teardown(struct droce_qp *qp)
 {
 	struct droce_dev *d = qp->dev;
+	bool kept;
 	int32_t pos;
 
 	__atomic_store_n(&qp->destroying, true, __ATOMIC_RELEASE);
@@ -464,18 +507,24 @@ qp_teardown(struct droce_qp *qp)
 	 * reference may still be running. */
 	droce_dev_sync(d);
 	/* Frames in TX queues may still point into its WQEs' buffers and
-	 * count on the QP: they leave with the engine's TX bursts. */
-	while (!droce_dev_wait_refs(d, &qp->zc_refs, 1000))
-		DROCE_LOG(WARNING, "QP 0x%x: %u frames still in TX queues", qp->qpn,
+	 * count on the QP: most leave with the engine's TX bursts. */
+	kept = !droce_dev_wait_refs(d, &qp->zc_refs, DROCE_QP_DESTROY_WAIT_MS);
+	if (kept)
+		DROCE_LOG(WARNING, "QP 0x%x: %u frames still in TX queues point into it: "
+			  "its memory stays until they leave", qp->qpn,
 			  __atomic_load_n(&qp->zc_refs, __ATOMIC_RELAXED));
 	if (pos >= 0)
 		droce_num_table_release(&d->qpt, pos);
 	droce_qp_flush(qp);
 	qp_refs(qp, -1);
-	free(qp->sq.buf);
-	free(qp->rq.buf);
-	free(qp->rwqe);
-	free(qp);
+	if (kept) {
+		pthread_mutex_lock(&d->lock);
+		LIST_INSERT_HEAD(&d->kept_qps, qp, kept_link);
+		pthread_mutex_unlock(&d->lock);
+	} else {
+		qp_free(qp);
+	}
+	droce_dev_qps_reap(d);
 }
 
 /*

@@ -13,6 +13,9 @@
  *  - ibv_dereg_mr() of a region with frames in flight waits for them, and
  *    fails with EBUSY (the region intact) when they stay too long;
  *    ibv_rereg_mr() moving the region likewise.
+ *  - ibv_destroy_qp() with frames in flight that point into its WQEs
+ *    returns all the same (its WQE flushed): the QP's memory stays until
+ *    they are freed, then goes.
  *  - Copies are counted with their reason.
  *  - Copied payloads long enough to have their ICRC computed as they are
  *    copied (droce_copy_crc32()) carry a right one: first, middle and
@@ -29,6 +32,7 @@
 #include "droce_peer.h"
 #include "droce_test.h"
 #include "droce_transport.h"
+#include "droce_verbs_priv.h"
 
 #define PEER_QPN 0x100
 #define PSN 0x10
@@ -332,6 +336,46 @@ START_TEST(dereg_with_frames_in_flight)
 }
 END_TEST
 
+/*
+ * Destroying a QP whose frames are held (a ring's reader that stopped
+ * reading, a NIC that reclaims sent frames late): the destroy returns, its
+ * WRITE flushed, and the QP's memory, which the frames' free callback
+ * writes into, stays until they are freed. Before, the destroy waited for
+ * them forever (the fuzzer found it).
+ */
+START_TEST(destroy_with_frames_in_flight)
+{
+	struct ibv_qp *qp = make_qp(1, 0);
+	struct ibv_sge sge = { (uintptr_t)buf, 2 * MTU, mr->lkey };
+	struct droce_dev *d = droce_dev_get(peer.dev);
+	struct ibv_wc wc[2];
+	double t0;
+
+	post_write(qp, &sge, 1, 0x1000);
+	ck_assert_uint_eq(take_frames(buf, 2, NULL), 2);
+	t0 = droce_test_now();
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	ck_assert_double_lt(droce_test_now() - t0, 5);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 2), 1);
+	ck_assert_uint_eq(wc[0].wr_id, 7);
+	ck_assert_int_eq(wc[0].status, IBV_WC_WR_FLUSH_ERR);
+	ck_assert_uint_eq(droce_dev_qps_reap(d), 1);
+	/* The frames' free callbacks count off on the kept QP (under
+	 * AddressSanitizer a freed one would be a use after free). */
+	release_frames();
+	ck_assert_uint_eq(droce_dev_qps_reap(d), 0);
+	/* The device goes on: another QP sends and completes. */
+	qp = make_qp(1, 0);
+	post_write(qp, &sge, 1, 0x1000);
+	ck_assert_uint_eq(take_frames(buf, 2, NULL), 2);
+	send_ack(qp, PSN + 1);
+	release_frames();
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 2), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	destroy(qp);
+}
+END_TEST
+
 /* Moving a region elsewhere waits for its frames in flight like deregistering it. */
 START_TEST(rereg_with_frames_in_flight)
 {
@@ -433,6 +477,7 @@ main(void)
 	tcase_add_test(tc, retransmission_references_the_region_again);
 	tcase_add_test(tc, read_response_and_duplicate);
 	tcase_add_test(tc, dereg_with_frames_in_flight);
+	tcase_add_test(tc, destroy_with_frames_in_flight);
 	tcase_add_test(tc, rereg_with_frames_in_flight);
 	tcase_add_test(tc, copies_are_counted);
 	tcase_add_test(tc, copied_frames_carry_their_icrc);
