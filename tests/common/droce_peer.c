@@ -184,14 +184,20 @@ droce_peer_run(struct droce_peer *p)
 }
 
 void
-droce_peer_send(struct droce_peer *p, const struct droce_peer_frame *f)
+droce_peer_queue(struct droce_peer *p, const struct droce_peer_frame *f)
 {
 	struct rte_mbuf *m = droce_peer_build(p, f);
 
 	if (m == NULL || rte_ring_enqueue(p->to_dev, m) != 0) {
-		fprintf(stderr, "droce_peer_send: no mbuf or no room\n");
+		fprintf(stderr, "droce_peer_queue: no mbuf or no room\n");
 		abort();
 	}
+}
+
+void
+droce_peer_send(struct droce_peer *p, const struct droce_peer_frame *f)
+{
+	droce_peer_queue(p, f);
 	droce_peer_run(p);
 }
 

@@ -85,6 +85,11 @@ void droce_peer_close(struct droce_peer *p);
 /** Build a frame as @p f says. @return the mbuf (NULL when out of mbufs). */
 struct rte_mbuf *droce_peer_build(const struct droce_peer *p, const struct droce_peer_frame *f);
 
+/** Build a frame and queue it for the device, without running the
+ * engine: several queued frames arrive in one RX burst. Aborts when out
+ * of mbufs or ring room. */
+void droce_peer_queue(struct droce_peer *p, const struct droce_peer_frame *f);
+
 /** Build and deliver a frame, then run the engine until it is idle. */
 void droce_peer_send(struct droce_peer *p, const struct droce_peer_frame *f);
 

@@ -75,14 +75,11 @@ deliver_write(struct ibv_qp *qp, uint32_t psn, uint8_t byte)
 	struct droce_reth reth = { .va = rte_cpu_to_be_64((uintptr_t)buf),
 				   .rkey = rte_cpu_to_be_32(mr->rkey),
 				   .len = rte_cpu_to_be_32(sizeof(payload)) };
-	struct rte_mbuf *m;
 
 	memset(payload, byte, sizeof(payload));
-	m = droce_peer_build(&peer, &(struct droce_peer_frame){
+	droce_peer_queue(&peer, &(struct droce_peer_frame){
 		.opcode = DROCE_OP_WRITE_ONLY, .dqpn = qp->qp_num, .psn = psn, .ackreq = true,
 		.ext = &reth, .ext_len = sizeof(reth), .payload = payload, .len = sizeof(payload) });
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(rte_ring_enqueue(peer.to_dev, m), 0);
 }
 
 /* The next frame the device has sent, without running its engine (as
@@ -246,14 +243,11 @@ static void
 deliver_ack(struct ibv_qp *qp, uint32_t psn, uint32_t msn)
 {
 	struct droce_aeth a;
-	struct rte_mbuf *m;
 
 	droce_aeth_set(&a, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, msn);
-	m = droce_peer_build(&peer, &(struct droce_peer_frame){
+	droce_peer_queue(&peer, &(struct droce_peer_frame){
 		.opcode = DROCE_OP_ACK, .dqpn = qp->qp_num, .psn = psn, .ext = &a,
 		.ext_len = sizeof(a) });
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(rte_ring_enqueue(peer.to_dev, m), 0);
 }
 
 /* The next frame the device sends, waiting up to 2 s for it (another

@@ -311,14 +311,11 @@ write_burst(struct ibv_qp *qp, unsigned first, unsigned last, unsigned bad)
 	for (unsigned i = first; i < last; i++) {
 		struct droce_reth r = reth((uintptr_t)buf + i * WRITE_BURST_LEN, mr->rkey,
 					   WRITE_BURST_LEN);
-		struct rte_mbuf *m = droce_peer_build(&peer, &(struct droce_peer_frame){
+		droce_peer_queue(&peer, &(struct droce_peer_frame){
 			.opcode = DROCE_OP_WRITE_ONLY, .dqpn = qp->qp_num, .psn = PSN + i,
 			.ackreq = i + 1 == last, .ext = &r, .ext_len = sizeof(r),
 			.payload = pattern + i * WRITE_BURST_LEN, .len = WRITE_BURST_LEN,
 			.bad_icrc = i == bad });
-
-		ck_assert_ptr_nonnull(m);
-		ck_assert_int_eq(rte_ring_enqueue(peer.to_dev, m), 0);
 	}
 	droce_peer_run(&peer);
 }
@@ -380,15 +377,12 @@ static void
 send_burst(struct ibv_qp *qp, unsigned first, unsigned last, unsigned bad)
 {
 	for (unsigned i = first; i < last; i++) {
-		struct rte_mbuf *m = droce_peer_build(&peer, &(struct droce_peer_frame){
+		droce_peer_queue(&peer, &(struct droce_peer_frame){
 			.opcode = i == 0 ? DROCE_OP_SEND_FIRST : i == 3 ? DROCE_OP_SEND_LAST :
 				  DROCE_OP_SEND_MIDDLE,
 			.dqpn = qp->qp_num, .psn = PSN + i, .ackreq = i + 1 == last,
 			.payload = pattern + i * MTU, .len = i == 3 ? 500 : MTU,
 			.bad_icrc = i == bad });
-
-		ck_assert_ptr_nonnull(m);
-		ck_assert_int_eq(rte_ring_enqueue(peer.to_dev, m), 0);
 	}
 	droce_peer_run(&peer);
 }
@@ -521,14 +515,11 @@ read_resp_burst(struct ibv_qp *qp, uint32_t psn, unsigned first, unsigned last, 
 
 	droce_aeth_set(&a, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, 1);
 	for (unsigned i = first; i < last; i++) {
-		struct rte_mbuf *m = droce_peer_build(&peer, &(struct droce_peer_frame){
+		droce_peer_queue(&peer, &(struct droce_peer_frame){
 			.opcode = ops[i], .dqpn = qp->qp_num, .psn = psn + i,
 			.ext = i == 1 ? NULL : &a, .ext_len = i == 1 ? 0 : sizeof(a),
 			.payload = pattern + i * MTU, .len = i == 2 ? 500 : MTU,
 			.bad_icrc = i == bad });
-
-		ck_assert_ptr_nonnull(m);
-		ck_assert_int_eq(rte_ring_enqueue(peer.to_dev, m), 0);
 	}
 	droce_peer_run(&peer);
 }
@@ -775,12 +766,10 @@ static void
 queue_read(struct ibv_qp *qp, uint32_t psn, uint32_t off)
 {
 	struct droce_reth r = reth((uintptr_t)buf + off, mr->rkey, RLEN);
-	struct rte_mbuf *m = droce_peer_build(&peer, &(struct droce_peer_frame){
+
+	droce_peer_queue(&peer, &(struct droce_peer_frame){
 		.opcode = DROCE_OP_READ_REQUEST, .dqpn = qp->qp_num, .psn = psn, .ackreq = true,
 		.ext = &r, .ext_len = sizeof(r) });
-
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(rte_ring_enqueue(peer.to_dev, m), 0);
 }
 
 /* The device's next RoCE frame is the READ response at @p psn, with the
