@@ -14,16 +14,24 @@
  * in testpmd's txonly/rxonly: this is the port's ceiling, not a copy test.
  *
  * --touch makes the same frames an ideal RoCE endpoint's: only the work
- * no RoCE stack can avoid. The sender computes a CRC32 (the Ethernet CRC
- * the ICRC is, with droce_crc32(), as droce computes it) over each
- * payload, reading it from a source buffer as a NIC DMA-reads a registered
- * MR, and copies the payload once into the frame (raw-L2 has no zero
- * copy); the receiver checks the CRC and copies the payload into a
- * destination buffer at the offset the frame names, while the frame is
- * hot in cache. Both copies are droce_copy()'s, as droce's are, and the
- * sender's copy and CRC are one pass where droce's are
- * (droce_copy_crc32()). The CRC covers the payload only (an ICRC also covers
- * some 60 bytes of headers).
+ * no RoCE stack can avoid. The sender writes the headers, copies the
+ * payload once into the frame, reading it from a source buffer as a NIC
+ * DMA-reads a registered MR (raw-L2 has no zero copy), and computes a
+ * CRC32 over what an ICRC covers: the headers after Ethernet and the
+ * payload (the Ethernet CRC the ICRC is, with droce_crc32(), as droce
+ * computes it; the ICRC's masking and its eight bytes of 0xff in place of
+ * the LRH, a constant, are left out). The receiver checks the CRC and
+ * copies the payload into a destination buffer at the offset the frame
+ * names, while the frame is hot in cache. Both copies are droce_copy()'s,
+ * as droce's are, and the sender's copy and CRC are one pass where
+ * droce's are (droce_copy_crc32()). In a latency run each side also
+ * acknowledges every message it received, as a reliable connection must
+ * before its requester may complete the WRITE: an ACK frame (headers and
+ * an AETH, CRC'd) goes out in the same burst as the answer, as droce's
+ * held ACK does, and a side sends its next message only once its last one
+ * is acknowledged and the peer's has come. (In a bandwidth run a
+ * responder's ACKs are one per burst received, a few per cent of the
+ * frames, and left out.)
  *
  * bw: one side sends as fast as the port takes frames; the receiver
  * counts whole messages, and its figures are the result (both sides print
@@ -58,6 +66,9 @@
 #define ROCE_ICRC 4
 #define ROCE_OVERHEAD (ROCE_HDRS + ROCE_ICRC)
 #define ROCE_RETH 16
+/* --touch, latency: an ACK frame is the headers, an AETH and the ICRC. */
+#define ROCE_AETH 4
+#define ROCE_ACK_LEN (ROCE_HDRS + ROCE_AETH + ROCE_ICRC)
 /* A step of the busy loop longer than RAW_LONG_BASE_US plus RAW_LONG_FRAME_US
  * per frame lost its CPU meanwhile, and is left out of the cycles (as
  * droce's engine leaves out such iterations, with the same bounds). */
@@ -72,7 +83,7 @@
 struct raw_hdr {
 	rte_be32_t msg;              /* message number, from 1 */
 	rte_be16_t frame;            /* index in the message */
-	rte_be16_t frames;           /* frames in the message */
+	rte_be16_t frames;           /* frames in the message; 0: an ACK of message msg */
 	rte_be32_t offset;           /* of its payload in the message */
 } __rte_packed;
 
@@ -220,19 +231,35 @@ raw_exchange_mac(struct raw *w)
 
 /* ---- --touch ---- */
 
-/* Sending: the payload's CRC, computed from the source buffer, and its one
- * copy from there into the frame; in one pass where droce's requester
- * makes one (droce_copy_crc32()). */
+/* The bytes a frame's CRC covers start after its Ethernet header. */
+#define TOUCH_SPAN_OFF RTE_ETHER_HDR_LEN
+
+/* What the headers hold past struct raw_hdr: droce copies its headers
+ * from a template, and so does the ideal endpoint. */
+static const uint8_t touch_hdr_fill[ROCE_HDRS + ROCE_RETH];
+
+/* Sending: the rest of the headers written, the payload's one copy from
+ * the source buffer into the frame, and the CRC of the headers and the
+ * payload after it; a long payload's copy and CRC in one pass where
+ * droce's requester makes one (droce_copy_crc32()). */
 static void
 touch_tx(const struct raw *w, uint64_t size, unsigned index, uint8_t *frame)
 {
 	unsigned off = frame_payload_off(index), len = frame_payload(size, w->mtu, index);
+	unsigned hdr = RTE_ETHER_HDR_LEN + sizeof(struct raw_hdr);
 	const uint8_t *src = w->src + (uint64_t)index * w->mtu;
+	uint8_t *span = frame + TOUCH_SPAN_OFF;
+	bool done = false;
 	uint32_t crc = 0;
 
-	if (!droce_copy_crc32(frame + off, src, len, &crc)) {
-		crc = droce_crc32(src, len);
+	memcpy(frame + hdr, touch_hdr_fill, off - hdr);
+	if (len >= DROCE_COPY_CRC_MIN) {
+		crc = droce_crc32(span, off - TOUCH_SPAN_OFF);
+		done = droce_copy_crc32(frame + off, src, len, &crc);
+	}
+	if (!done) {
 		droce_copy(frame + off, src, len);
+		crc = droce_crc32(span, off - TOUCH_SPAN_OFF + len);
 	}
 	crc = rte_cpu_to_le_32(crc);
 	memcpy(frame + off + len, &crc, sizeof(crc));
@@ -269,28 +296,31 @@ payload_pass(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint8_t *dst)
 	return crc;
 }
 
-/* Receiving: check the payload's CRC, then copy the payload into the
- * destination buffer at the offset the frame names, while the frame is
- * hot in cache. A frame that fails writes nothing. @return true if good. */
+/* Receiving: check the CRC of the headers and the payload, then copy the
+ * payload into the destination buffer at the offset the frame names,
+ * while the frame is hot in cache (an ACK has none). A frame that fails
+ * writes nothing. @return true if good. */
 static bool
 touch_rx(const struct raw *w, const struct rte_mbuf *m, const struct raw_hdr *h)
 {
-	uint32_t off = frame_payload_off(rte_be_to_cpu_16(h->frame));
+	bool ack = h->frames == 0;
+	uint32_t off = ack ? ROCE_HDRS + ROCE_AETH : frame_payload_off(rte_be_to_cpu_16(h->frame));
 	uint32_t moff = rte_be_to_cpu_32(h->offset), len, wire, buf;
 	const void *p;
 
 	if (rte_pktmbuf_pkt_len(m) < off + ROCE_ICRC)
 		return false;
 	len = rte_pktmbuf_pkt_len(m) - off - ROCE_ICRC;
-	if (moff > w->buf_len || len > w->buf_len - moff)
+	if (ack ? len != 0 : moff > w->buf_len || len > w->buf_len - moff)
 		return false;
 	p = rte_pktmbuf_read(m, off + len, ROCE_ICRC, &buf);
 	if (p == NULL)
 		return false;
 	memcpy(&wire, p, sizeof(wire));
-	if (rte_le_to_cpu_32(wire) != payload_pass(m, off, len, NULL))
+	if (rte_le_to_cpu_32(wire) != payload_pass(m, TOUCH_SPAN_OFF, off - TOUCH_SPAN_OFF + len, NULL))
 		return false;
-	payload_pass(m, off, len, w->dst + moff);
+	if (len != 0)
+		payload_pass(m, off, len, w->dst + moff);
 	return true;
 }
 
@@ -377,6 +407,39 @@ raw_build(struct raw *w, struct raw_tx *t, uint16_t count)
 	return count;
 }
 
+/* --touch, latency: queue the ACK of the peer's message @p msg, to go
+ * out with the frames built next. @return 1, or 0 without an mbuf. */
+static int
+raw_build_ack(struct raw *w, struct raw_tx *t, uint64_t msg)
+{
+	unsigned hdr = RTE_ETHER_HDR_LEN + sizeof(struct raw_hdr);
+	uint64_t t0 = rte_rdtsc();
+	struct rte_ether_hdr *eh;
+	struct rte_mbuf *m;
+	struct raw_hdr *h;
+	uint32_t crc;
+
+	m = rte_pktmbuf_alloc(w->mp);
+	if (m == NULL)
+		return 0;
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, ROCE_ACK_LEN);
+	h = (struct raw_hdr *)(eh + 1);
+	rte_ether_addr_copy(&w->peer, &eh->dst_addr);
+	rte_ether_addr_copy(&w->mac, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(RAW_ETHERTYPE);
+	h->msg = rte_cpu_to_be_32((uint32_t)msg);
+	h->frame = 0;
+	h->frames = 0;
+	h->offset = 0;
+	memcpy((uint8_t *)eh + hdr, touch_hdr_fill, ROCE_HDRS + ROCE_AETH - hdr);
+	crc = rte_cpu_to_le_32(droce_crc32((uint8_t *)eh + TOUCH_SPAN_OFF,
+					   ROCE_HDRS + ROCE_AETH - TOUCH_SPAN_OFF));
+	memcpy((uint8_t *)eh + ROCE_HDRS + ROCE_AETH, &crc, sizeof(crc));
+	t->pkts[t->n++] = m;
+	raw_count(w, t0, 1, NULL, 0);
+	return 1;
+}
+
 /* Hand the built frames to the port. @return frames taken. */
 static uint16_t
 raw_push(struct raw *w, struct raw_tx *t)
@@ -399,6 +462,7 @@ struct raw_rx {
 	uint64_t last_msg;           /* number of the last message completed */
 	uint64_t first_tsc, last_tsc;
 	uint64_t bad_crc;            /* --touch: frames dropped for their CRC */
+	uint64_t acked;              /* --touch, latency: the last message of ours the peer acknowledged */
 };
 
 /* Receive a burst; count frames of ours, and messages whose last frame
@@ -425,6 +489,10 @@ raw_receive(struct raw *w, struct raw_rx *x, uint64_t *stamps, uint64_t max_stam
 			continue;
 		if (w->dst != NULL && !touch_rx(w, m[i], h)) {
 			x->bad_crc++;
+			continue;
+		}
+		if (h->frames == 0) {
+			x->acked = RTE_MAX(x->acked, (uint64_t)rte_be_to_cpu_32(h->msg));
 			continue;
 		}
 		x->frames++;
@@ -637,6 +705,7 @@ struct raw_lat {
 	struct perf_window win;
 	bool stopped;
 	uint64_t scnt;
+	uint64_t acks;               /* --touch: the peer's messages acknowledged */
 };
 
 static int
@@ -660,6 +729,14 @@ raw_lat_send(struct raw_lat *l)
 	if (l->w->o->duration == 0)
 		l->w->tposted[l->scnt] = now;
 	l->scnt++;
+	/* The ACK of what came goes first, in the same burst. */
+	if (l->w->dst != NULL && l->acks < l->x.msgs) {
+		if (raw_build_ack(l->w, &l->t, l->x.last_msg) == 0) {
+			fprintf(stderr, PERF_NAME ": no mbuf for an ACK\n");
+			return -1;
+		}
+		l->acks = l->x.msgs;
+	}
 	while (left > 0 || l->t.n > 0) {
 		if (left > 0) {
 			uint16_t k = (uint16_t)RTE_MIN(left, (unsigned)(RAW_BURST - l->t.n));
@@ -671,11 +748,12 @@ raw_lat_send(struct raw_lat *l)
 	return raw_lat_tick(l, now);
 }
 
-/* Wait until message @p n has come whole. @return 1, 0 when -D ran out, -1. */
+/* Wait until message @p n has come whole (and, with --touch, the ACK of
+ * every message sent). @return 1, 0 when -D ran out, -1. */
 static int
 raw_lat_wait(struct raw_lat *l, uint64_t n)
 {
-	while (l->x.msgs < n) {
+	while (l->x.msgs < n || (l->w->dst != NULL && l->x.acked < l->scnt)) {
 		raw_receive(l->w, &l->x, NULL, 0);
 		if (raw_lat_tick(l, rte_rdtsc()) != 0)
 			return -1;
