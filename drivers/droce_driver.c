@@ -16,6 +16,7 @@ static const struct droce_driver_ops *const droce_drivers[] = {
 	&droce_drv_ice,
 	&droce_drv_i40e,
 	&droce_drv_af_xdp,
+	&droce_drv_memif,
 	&droce_drv_generic,
 };
 

@@ -20,7 +20,8 @@
  * The generic driver (drivers/generic) matches every ethdev and uses no
  * offload: droce computes checksums and classifies frames in software.
  * NIC-specific drivers go before it in the table. A driver also states
- * the limits its PMD puts on mbufs (mbuf_obj_max, rx_headroom), which the
+ * the limits its PMD puts on mbufs (mbuf_obj_max, rx_headroom) and on
+ * frames (frame_max), which the
  * port reads before it creates its mbuf pool.
  */
 #ifndef DROCE_DRIVER_H
@@ -126,12 +127,20 @@ struct droce_driver_ops {
 	/** Bytes the PMD's RX leaves before a received frame beyond
 	 *  RTE_PKTMBUF_HEADROOM: frames must fit in the data room less this. */
 	uint16_t rx_headroom;
+	/**
+	 * The longest frame, in bytes, the PMD carries whole on the ethdev
+	 * @p dev_info describes (memif: one of its buffers); the port offers
+	 * no IB MTU whose frames are longer. NULL: any frame the mbufs hold.
+	 */
+	uint32_t (*frame_max)(const struct rte_eth_dev_info *dev_info);
 };
 
 /** The driver for any ethdev: no offloads, everything in software. */
 extern const struct droce_driver_ops droce_drv_generic;
 /** AF_XDP (net_af_xdp): the generic hooks on page-sized mbufs. */
 extern const struct droce_driver_ops droce_drv_af_xdp;
+/** memif (net_memif): the generic hooks, frames of one memif buffer each. */
+extern const struct droce_driver_ops droce_drv_memif;
 
 /** NVIDIA ConnectX-4 and later (net_mlx5): flow isolation, RSS rules. */
 extern const struct droce_driver_ops droce_drv_mlx5;

@@ -95,15 +95,17 @@ port_queues_setup(struct droce_port *p, const struct droce_port_conf *conf)
 static int
 port_mtu_choose(struct droce_port *p, const struct droce_port_conf *conf)
 {
+	uint32_t frame_max = p->drv->frame_max != NULL ? p->drv->frame_max(&p->dev_info) : 0;
 	struct droce_port_buf b;
-	int ret = droce_port_buf_plan(p->drv, conf->mtu, &b);
+	int ret = droce_port_buf_plan(p->drv, frame_max, conf->mtu, &b);
 
 	if (ret != 0)
 		return ret;
 	if (b.ib_mtu < conf->mtu)
 		DROCE_PORT_LOG(NOTICE, "port %u: IB MTU %u does not fit in the mbufs of the %s driver "
-			       "(data room %u); the port offers %u",
-			       p->port_id, conf->mtu, p->drv->name, b.data_room, b.ib_mtu);
+			       "(data room %u, frames of up to %u bytes); the port offers %u",
+			       p->port_id, conf->mtu, p->drv->name, b.data_room, b.frame_room,
+			       b.ib_mtu);
 	p->ib_mtu = b.ib_mtu;
 	p->data_room = b.data_room;
 	return 0;

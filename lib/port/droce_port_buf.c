@@ -9,8 +9,10 @@
  * (AF_XDP: one UMEM chunk per object, at most a page) gets the largest
  * data room whose object fits; the port then offers the largest IB MTU
  * whose frames fit in that room less what the PMD's RX leaves before a
- * frame. The frames counted are the largest droce builds: a VLAN tag,
- * IPv6, the longest RoCE headers and the ICRC around the payload.
+ * frame, and, where the PMD carries only frames of some length whole
+ * (memif: one of its buffers), no longer than that. The frames counted
+ * are the largest droce builds: a VLAN tag, IPv6, the longest RoCE
+ * headers and the ICRC around the payload.
  */
 #include <errno.h>
 
@@ -30,7 +32,7 @@ buf_obj_size(uint32_t data_room)
 }
 
 int
-droce_port_buf_plan(const struct droce_driver_ops *drv, uint16_t ib_mtu,
+droce_port_buf_plan(const struct droce_driver_ops *drv, uint32_t frame_max, uint16_t ib_mtu,
 		    struct droce_port_buf *b)
 {
 	uint32_t room = DROCE_PORT_DATA_ROOM;
@@ -43,6 +45,9 @@ droce_port_buf_plan(const struct droce_driver_ops *drv, uint16_t ib_mtu,
 	if (room <= drv->rx_headroom)
 		return -ENOSPC;
 	frame_room = room - drv->rx_headroom;
+	if (frame_max != 0)
+		frame_room = RTE_MIN(frame_room, frame_max);
+	b->frame_room = frame_room;
 	for (mtu = ib_mtu; mtu >= 256; mtu /= 2) {
 		if ((uint32_t)mtu + DROCE_PORT_L3_OVERHEAD + DROCE_PORT_L2_OVERHEAD <= frame_room) {
 			b->data_room = (uint16_t)room;

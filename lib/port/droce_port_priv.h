@@ -192,8 +192,10 @@ struct droce_port {
 struct droce_port_buf {
 	uint16_t data_room;      /* after RTE_PKTMBUF_HEADROOM */
 	uint16_t ib_mtu;         /* at most the one asked for */
+	uint32_t frame_room;     /* the longest frame the port takes */
 };
-int droce_port_buf_plan(const struct droce_driver_ops *drv, uint16_t ib_mtu,
+/* @p frame_max: the longest frame the PMD carries whole (0: no limit). */
+int droce_port_buf_plan(const struct droce_driver_ops *drv, uint32_t frame_max, uint16_t ib_mtu,
 			struct droce_port_buf *b);
 
 /* droce_port_memif.c: DPDK 22.11's memif ethdev. */

@@ -211,13 +211,13 @@ START_TEST(test_buf_plan)
 	struct rte_mempool *mp;
 
 	/* Any size: the default room, the MTU asked for. */
-	ck_assert_int_eq(droce_port_buf_plan(&droce_drv_generic, 4096, &b), 0);
+	ck_assert_int_eq(droce_port_buf_plan(&droce_drv_generic, 0, 4096, &b), 0);
 	ck_assert_uint_eq(b.data_room, DROCE_PORT_DATA_ROOM);
 	ck_assert_uint_eq(b.ib_mtu, 4096);
 
 	/* AF_XDP: a whole pool object fits in a page, as the pool really
 	 * lays it out, and 4096 comes down to the 2048 its frames allow. */
-	ck_assert_int_eq(droce_port_buf_plan(&droce_drv_af_xdp, 4096, &b), 0);
+	ck_assert_int_eq(droce_port_buf_plan(&droce_drv_af_xdp, 0, 4096, &b), 0);
 	ck_assert_uint_eq(b.ib_mtu, 2048);
 	ck_assert_uint_ge(b.data_room - droce_drv_af_xdp.rx_headroom, largest_frame(2048));
 	mp = rte_pktmbuf_pool_create("test_buf_plan", 63, 0, DROCE_PORT_MBUF_PRIV,
@@ -226,11 +226,21 @@ START_TEST(test_buf_plan)
 	ck_assert_uint_le(mp->header_size + mp->elt_size + mp->trailer_size, 4096);
 	rte_mempool_free(mp);
 	/* A smaller MTU is kept. */
-	ck_assert_int_eq(droce_port_buf_plan(&droce_drv_af_xdp, 1024, &b), 0);
+	ck_assert_int_eq(droce_port_buf_plan(&droce_drv_af_xdp, 0, 1024, &b), 0);
 	ck_assert_uint_eq(b.ib_mtu, 1024);
 
+	/* Frames of one memif buffer: 2048 bytes (memif's default) take IB
+	 * MTU 1024, 4352 (bsize=4352) take 4096, in full-sized mbufs. */
+	ck_assert_int_eq(droce_port_buf_plan(&droce_drv_memif, 2048, 4096, &b), 0);
+	ck_assert_uint_eq(b.ib_mtu, 1024);
+	ck_assert_uint_eq(b.data_room, DROCE_PORT_DATA_ROOM);
+	ck_assert_uint_eq(b.frame_room, 2048);
+	ck_assert_int_eq(droce_port_buf_plan(&droce_drv_memif, 4352, 4096, &b), 0);
+	ck_assert_uint_eq(b.ib_mtu, 4096);
+
 	/* Room for no RoCE frame at all. */
-	ck_assert_int_eq(droce_port_buf_plan(&tiny, 256, &b), -ENOSPC);
+	ck_assert_int_eq(droce_port_buf_plan(&tiny, 0, 256, &b), -ENOSPC);
+	ck_assert_int_eq(droce_port_buf_plan(&droce_drv_generic, 300, 256, &b), -ENOSPC);
 }
 END_TEST
 
@@ -940,16 +950,17 @@ memif_sock(const char *tag)
 	return path;
 }
 
-/* A memif vdev of @p role on the socket file @p tag names. */
+/* A memif vdev of @p role on the socket file @p tag names, with the
+ * devargs @p extra (NULL: none) after those. */
 static uint16_t
-memif_create(unsigned id, const char *role, const char *tag)
+memif_create(unsigned id, const char *role, const char *tag, const char *extra)
 {
 	char args[256], name[32];
 	uint16_t port;
 
 	snprintf(name, sizeof(name), "net_memif%u", id);
-	snprintf(args, sizeof(args), "%s,role=%s,socket=%s,socket-abstract=no", name, role,
-		 memif_sock(tag));
+	snprintf(args, sizeof(args), "%s,role=%s,socket=%s,socket-abstract=no%s%s", name, role,
+		 memif_sock(tag), extra != NULL ? "," : "", extra != NULL ? extra : "");
 	ck_assert_int_eq(rte_dev_probe(args), 0);
 	ck_assert_int_eq(rte_eth_dev_get_port_by_name(name, &port), 0);
 	return port;
@@ -987,6 +998,31 @@ tick_until(struct droce_port *p, struct droce_port *q, bool up, unsigned ms)
 }
 
 /*
+ * A memif port offers the largest IB MTU whose frames fit in one memif
+ * buffer (drivers/memif): 1024 with memif's default bsize of 2048 bytes,
+ * the 4096 asked for with bsize=4352.
+ */
+START_TEST(test_memif_mtu)
+{
+	static const char *const bsize[] = { NULL, "bsize=4352" };
+	static const char *const tag[] = { "mtu-default", "mtu-4352" };
+	static const uint16_t mtu[] = { 1024, 4096 };
+
+	for (unsigned i = 0; i < RTE_DIM(bsize); i++) {
+		struct droce_port_conf c = {
+			.port_id = memif_create(93 + i, "client", tag[i], bsize[i]),
+			.ipv4 = IP_A, .ipv4_prefix = 24, .mtu = 4096, .nb_mbufs = 255,
+		};
+		struct droce_port *p;
+
+		ck_assert_int_eq(droce_port_attach(&c, &p), 0);
+		ck_assert_uint_eq(droce_port_mtu(p), mtu[i]);
+		droce_port_detach(p);
+	}
+}
+END_TEST
+
+/*
  * A memif client whose server is not there: the ethdev cannot start, the
  * port attaches anyway with its link down, takes and gives no frames, and
  * with link = up counts as active for link_wait_ms only.
@@ -994,7 +1030,7 @@ tick_until(struct droce_port *p, struct droce_port *q, bool up, unsigned ms)
 START_TEST(test_link_no_server)
 {
 	struct droce_port_conf c = {
-		.port_id = memif_create(90, "client", "none"), .ipv4 = IP_A, .ipv4_prefix = 24,
+		.port_id = memif_create(90, "client", "none", NULL), .ipv4 = IP_A, .ipv4_prefix = 24,
 		.mtu = 1024, .nb_mbufs = 255, .link_up = true, .link_wait_ms = 300,
 	};
 	struct droce_port *p;
@@ -1027,11 +1063,11 @@ END_TEST
 START_TEST(test_link_client_restarts)
 {
 	struct droce_port_conf cs = {
-		.port_id = memif_create(91, "server", "restart"), .ipv4 = IP_A, .ipv4_prefix = 24,
+		.port_id = memif_create(91, "server", "restart", NULL), .ipv4 = IP_A, .ipv4_prefix = 24,
 		.mtu = 1024, .nb_mbufs = 255, .link_up = true, .link_wait_ms = 300,
 	};
 	struct droce_port_conf cc = {
-		.port_id = memif_create(92, "client", "restart"), .ipv4 = IP_B, .ipv4_prefix = 24,
+		.port_id = memif_create(92, "client", "restart", NULL), .ipv4 = IP_B, .ipv4_prefix = 24,
 		.mtu = 1024, .nb_mbufs = 255,
 	};
 	struct droce_port *server, *client;
@@ -1135,6 +1171,7 @@ main(void)
 	tc = tcase_create("link");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_link_no_server);
+	tcase_add_test(tc, test_memif_mtu);
 	tcase_add_test(tc, test_link_client_restarts);
 	suite_add_tcase(s, tc);
 	/* No ports needed. */
