@@ -2,7 +2,12 @@
 /*
  * The port driver table, and what drivers share.
  */
+#include <stdlib.h>
+
 #include <rte_common.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
+#include <rte_kvargs.h>
 #include <rte_log.h>
 
 #include "droce_driver.h"
@@ -17,6 +22,7 @@ static const struct droce_driver_ops *const droce_drivers[] = {
 	&droce_drv_i40e,
 	&droce_drv_af_xdp,
 	&droce_drv_memif,
+	&droce_drv_af_packet,
 	&droce_drv_generic,
 };
 
@@ -29,6 +35,25 @@ droce_driver_find(const struct rte_eth_dev_info *dev_info)
 		if (droce_drivers[i]->match(dev_info))
 			return droce_drivers[i];
 	return NULL;
+}
+
+uint32_t
+droce_drv_devarg_u32(const struct rte_eth_dev_info *dev_info, const char *key, uint32_t dflt)
+{
+	const struct rte_devargs *da = dev_info->device != NULL ?
+				       rte_dev_devargs(dev_info->device) : NULL;
+	struct rte_kvargs *kv;
+	unsigned long v = 0;
+	const char *s;
+
+	if (da == NULL || da->args == NULL)
+		return dflt;
+	kv = rte_kvargs_parse(da->args, NULL);
+	s = kv != NULL ? rte_kvargs_get(kv, key) : NULL;
+	if (s != NULL)
+		v = strtoul(s, NULL, 0);
+	rte_kvargs_free(kv);
+	return v > 0 && v <= UINT32_MAX ? (uint32_t)v : dflt;
 }
 
 void

@@ -141,6 +141,8 @@ extern const struct droce_driver_ops droce_drv_generic;
 extern const struct droce_driver_ops droce_drv_af_xdp;
 /** memif (net_memif): the generic hooks, frames of one memif buffer each. */
 extern const struct droce_driver_ops droce_drv_memif;
+/** af_packet (net_af_packet): the generic hooks, frames of one ring frame each. */
+extern const struct droce_driver_ops droce_drv_af_packet;
 
 /** NVIDIA ConnectX-4 and later (net_mlx5): flow isolation, RSS rules. */
 extern const struct droce_driver_ops droce_drv_mlx5;
@@ -156,6 +158,14 @@ int droce_drv_generic_configure(struct droce_port_drv_ctx *ctx);
 void droce_drv_tx_vlan(struct droce_port_drv_ctx *ctx, struct rte_eth_conf *conf);
 /** The generic driver's start(), for drivers that need no other. */
 int droce_drv_generic_start(struct droce_port_drv_ctx *ctx);
+
+/**
+ * For frame_max(): the number the ethdev's devargs give @p key (a decimal,
+ * hex or octal number above 0), else @p dflt (the PMD's default; also for
+ * a value it would refuse, which never gets this far).
+ */
+uint32_t droce_drv_devarg_u32(const struct rte_eth_dev_info *dev_info, const char *key,
+			      uint32_t dflt);
 
 /** @return the first driver in the table that matches, or NULL. */
 const struct droce_driver_ops *droce_driver_find(const struct rte_eth_dev_info *dev_info);

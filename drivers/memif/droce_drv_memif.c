@@ -16,12 +16,7 @@
  * each fit in one buffer never set the flag, so the port offers the
  * largest IB MTU whose frames do.
  */
-#include <stdlib.h>
 #include <string.h>
-
-#include <rte_dev.h>
-#include <rte_devargs.h>
-#include <rte_kvargs.h>
 
 #include "droce_drv_hw.h"
 
@@ -38,20 +33,7 @@ memif_match(const struct rte_eth_dev_info *dev_info)
 static uint32_t
 memif_frame_max(const struct rte_eth_dev_info *dev_info)
 {
-	const struct rte_devargs *da = dev_info->device != NULL ?
-				       rte_dev_devargs(dev_info->device) : NULL;
-	struct rte_kvargs *kv;
-	uint32_t bsize = MEMIF_BSIZE_DEFAULT;
-	const char *v;
-
-	if (da == NULL || da->args == NULL)
-		return bsize;
-	kv = rte_kvargs_parse(da->args, NULL);
-	v = kv != NULL ? rte_kvargs_get(kv, "bsize") : NULL;
-	if (v != NULL && strtoul(v, NULL, 0) > 0)
-		bsize = (uint32_t)RTE_MIN(strtoul(v, NULL, 0), (unsigned long)UINT32_MAX);
-	rte_kvargs_free(kv);
-	return bsize;
+	return droce_drv_devarg_u32(dev_info, "bsize", MEMIF_BSIZE_DEFAULT);
 }
 
 const struct droce_driver_ops droce_drv_memif = {

@@ -523,13 +523,13 @@ struct droce_drv_caps;
 
 /**
  * The port driver that brought the port up (drivers/: "mlx5", "ice",
- * "i40e", "af_xdp", "memif", "generic") and, in @p caps, what it has the NIC do.
+ * "i40e", "af_xdp", "memif", "af_packet", "generic") and, in @p caps, what it has the NIC do.
  */
 const char *droce_port_driver(const struct droce_port *p, struct droce_drv_caps *caps);
 
 /** The IB MTU the port offers (256..4096): the configured one, or less
- *  where the port driver's mbufs (memif: its buffers) cannot hold such
- *  frames. */
+ *  where the port driver's mbufs (memif, af_packet: its buffers) cannot
+ *  hold such frames. */
 uint16_t droce_port_mtu(const struct droce_port *p);
 
 /**

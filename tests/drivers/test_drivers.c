@@ -338,6 +338,7 @@ START_TEST(table)
 	ck_assert_ptr_eq(drv_mlx5, &droce_drv_mlx5);
 	ck_assert_ptr_eq(drv_of("net_af_xdp"), &droce_drv_af_xdp);
 	ck_assert_ptr_eq(drv_of("net_memif"), &droce_drv_memif);
+	ck_assert_ptr_eq(drv_of("net_af_packet"), &droce_drv_af_packet);
 	ck_assert_ptr_eq(drv_of("net_ring"), &droce_drv_generic);
 	ck_assert_ptr_eq(drv_of("net_mlx4"), &droce_drv_generic);
 	ck_assert_ptr_eq(drv_of("net_iavf"), &droce_drv_generic);
