@@ -13,7 +13,17 @@
 # three. Where either kind of a ratio has two runs that differ by more
 # than STEADY (25 %), the machine changed state within the round (raw-L2
 # at 49 or 250 Gb/s from one minute to the next, docs/benchmarks.md): the
-# ratio is shown but left out of the median.
+# ratio is shown but left out of the median. So is a ratio no round
+# could give in one state (POSSIBLE): droce faster than the ideal endpoint
+# or raw-L2, or the ideal endpoint faster than raw-L2, each of which does
+# less on the same port; the machine changed state between the middle of
+# the round and its ends, which leaves each kind's two runs alike. And
+# only rounds of the machine's fast state count: each run's cycles inside
+# the port's burst calls per byte (64 KiB) or per message tell its state
+# (the slow state's are 3-10 times the fast one's, for every kind alike),
+# and a run whose figure is more than FAST times its kind's lowest in the
+# whole run met the slow state. In the slow state memif's copy decides
+# every kind's rate, and the ratios say little of droce.
 #
 #   64 KiB WRITE bandwidth     droce/ideal >= 0.90, droce/raw-L2 >= 0.50
 #   64 B WRITE, one WR a post  droce/raw-L2 >= 0.50 (perftest's -t 128, a
@@ -93,6 +103,32 @@ def res(kind, target, r):
 # Most a kind's two figures in a round may differ by (larger over
 # smaller) for the machine to count as steady through them.
 STEADY = 1.25
+# Most a kind may seem faster than one that does less on the same port
+# (droce than the ideal endpoint or raw-L2, the ideal endpoint than
+# raw-L2) in a round that held one state.
+POSSIBLE = 1.05
+# Which kinds do at least the work of which.
+MORE_WORK = (("droce", "ideal"), ("droce", "raw"), ("ideal", "raw"))
+# Most a run's port cycles per unit may exceed its kind's lowest in the
+# whole run for the run to count as the machine's fast state.
+FAST = 1.75
+
+def port_cost(run, target):
+    """The client's cycles in the port's burst calls per byte (64 KiB) or
+    per message of one run's result row, or None."""
+    c = run.get("cycles", {}).get("client", {}) if run else {}
+    return c.get("port_per_byte" if target == "write64k" else "port_per_msg")
+
+def fast(kind, target, r):
+    """Both runs of @kind in round @r met the machine's fast state."""
+    def lowest(k):
+        v = [port_cost(res(k2, target, q), target) for k2 in (k, k + "2")
+             for q in range(1, rounds + 1)]
+        v = [x for x in v if x]
+        return min(v) if v else None
+    low = lowest(kind)
+    costs = [port_cost(res(k, target, r), target) for k in (kind, kind + "2")]
+    return low is not None and all(c and c <= FAST * low for c in costs)
 
 def figure(kind, target, r, key):
     """A kind's figure in round @r, the geometric mean of its two runs
@@ -103,14 +139,20 @@ def figure(kind, target, r, key):
         return None, False
     return (x[key] * y[key]) ** 0.5, max(x[key], y[key]) / min(x[key], y[key]) <= STEADY
 
+def possible(q, key):
+    """Whether @q, a kind's figure over that of a kind doing less, can
+    come from one state of the machine: a rate at most POSSIBLE, a
+    latency (t_typical) at least its inverse."""
+    return q >= 1 / POSSIBLE if key == "t_typical" else q <= POSSIBLE
+
 def ratios(target, key, a, b):
     """@a's figure over @b's in each round that has both, and whether the
-    round was steady for both (only those count)."""
+    round was steady for all three kinds and possible (only those count)."""
     out = []
     for r in range(1, rounds + 1):
-        (x, sx), (y, sy) = figure(a, target, r, key), figure(b, target, r, key)
+        x, y = figure(a, target, r, key)[0], figure(b, target, r, key)[0]
         if x is not None and y is not None:
-            out.append((x / y, sx and sy))
+            out.append((x / y, steady(target, r, key)))
     return out
 
 def cycles(target, side, key):
@@ -135,7 +177,12 @@ def med(vals):
     return statistics.median(kept) if kept else None
 
 def steady(target, r, key):
-    return all(figure(k, target, r, key)[1] for k in ("droce", "ideal", "raw"))
+    """Round @r held the fast state: every run met it, each kind's two
+    runs agree, and no kind beat one that does less."""
+    figs = {k: figure(k, target, r, key) for k in ("droce", "ideal", "raw")}
+    if not all(ok and fast(k, target, r) for k, (_, ok) in figs.items()):
+        return False
+    return all(possible(figs[a][0] / figs[b][0], key) for a, b in MORE_WORK)
 
 def figures(target, key, f, unit):
     """The three kinds' own figures (median of the rounds steady for all
@@ -190,11 +237,15 @@ lines = [
     "(droce, ideal, raw, raw, ideal, droce), one right after the other, over",
     "one memif link (IB MTU 4096); each kind's figure is the geometric mean of",
     "its two runs, and a ratio is taken within a round only. Where either kind's two",
-    f"runs differ by more than {round((STEADY - 1) * 100)} %, the machine changed state during the",
-    "round: that ratio is in brackets and left out of the median. The ideal",
+    f"runs differ by more than {round((STEADY - 1) * 100)} %, or a kind beats one that does less (droce",
+    f"the ideal endpoint or raw-L2, the ideal endpoint raw-L2) by more than {round((POSSIBLE - 1) * 100)} %,",
+    "the machine changed state during the round; where a run's cycles in the",
+    f"port's burst calls (per byte at 64 KiB, else per message) are more than {FAST}",
+    "times its kind's lowest of the whole run, the run met the machine's slow",
+    "state. Such rounds' ratios are in brackets and left out of the median. The ideal",
     "endpoint's own ratio to raw-L2 in the same rounds (median) is the most a",
     "RoCE endpoint can reach on this port.",
-    f"Rounds steady for all three kinds, of {rounds}: {steady_text}.",
+    f"Rounds steady and in the fast state for all three kinds, of {rounds}: {steady_text}.",
     f"Load average {load_start} at the start, {load_end} at the end; {busy_runs} of",
     f"{rounds * 24} runs found no idle CPUs within {idle_s} s and ran anyway.",
     "",
