@@ -423,6 +423,10 @@ raw_build_ack(struct raw *w, struct raw_tx *t, uint64_t msg)
 	if (m == NULL)
 		return 0;
 	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, ROCE_ACK_LEN);
+	if (eh == NULL) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
 	h = (struct raw_hdr *)(eh + 1);
 	rte_ether_addr_copy(&w->peer, &eh->dst_addr);
 	rte_ether_addr_copy(&w->mac, &eh->src_addr);

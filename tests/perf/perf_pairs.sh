@@ -1,5 +1,7 @@
 # Functions for scripts that run droce-perf pairs over one memif link
-# (run_perf.sh, exit_stress.sh). Source it with $build set to the build
+# (run_perf.sh, exit_stress.sh), or with $afp set ("IFACE_A,IFACE_B", the
+# two ends of a veth pair) over af_packet with framesz=${framesz:-8192}.
+# Source it with $build set to the build
 # folder and $me to the script's name; it finds droce-perf ($exe), sets up
 # the pair's environment (tests/common/pair_env.sh) and counts $runs and
 # $failures.
@@ -23,6 +25,14 @@ fail() {
 }
 
 eal() { # ROLE CPU
+	local iface
+	if [[ -n ${afp:-} ]]; then
+		iface=${afp%%,*}
+		[[ $1 == client ]] && iface=${afp#*,}
+		echo "-l $2 $mem --no-pci --no-telemetry" \
+		     "--vdev=net_af_packet0,iface=$iface,framesz=${framesz:-8192},blocksz=8192,framecnt=512"
+		return
+	fi
 	echo "-l $2 $mem --no-pci --no-telemetry" \
 	     "--vdev=net_memif0,role=$1,socket=$sock,socket-abstract=no,bsize=${bsize:-4352}"
 }
@@ -43,11 +53,13 @@ side() {
 }
 
 # start_server NAME [options...]: and wait for its memif socket (the memif
-# client connects once, when it starts: the socket must be there first).
+# client connects once, when it starts: the socket must be there first;
+# over af_packet there is none to wait for).
 start_server() {
 	local i
 	rm -f "$sock"
 	side server "$@"
+	[[ -z ${afp:-} ]] || return 0
 	for (( i = 0; i < 300; i++ )); do
 		[[ -S $sock ]] && break
 		kill -0 "$side_pid" 2>/dev/null || break
