@@ -129,8 +129,9 @@ struct droce_driver_ops {
 	uint16_t rx_headroom;
 	/**
 	 * The longest frame, in bytes, the PMD carries whole on the ethdev
-	 * @p dev_info describes (memif: one of its buffers); the port offers
-	 * no IB MTU whose frames are longer. NULL: any frame the mbufs hold.
+	 * @p dev_info describes (memif, af_packet: one of their buffers); the
+	 * port offers no IB MTU whose frames are longer. NULL: any frame the
+	 * mbufs hold.
 	 */
 	uint32_t (*frame_max)(const struct rte_eth_dev_info *dev_info);
 };

@@ -523,7 +523,8 @@ struct droce_drv_caps;
 
 /**
  * The port driver that brought the port up (drivers/: "mlx5", "ice",
- * "i40e", "af_xdp", "memif", "af_packet", "generic") and, in @p caps, what it has the NIC do.
+ * "i40e", "af_xdp", "memif", "af_packet", "generic") and, in @p caps,
+ * what it has the NIC do.
  */
 const char *droce_port_driver(const struct droce_port *p, struct droce_drv_caps *caps);
 

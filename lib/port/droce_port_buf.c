@@ -10,7 +10,7 @@
  * data room whose object fits; the port then offers the largest IB MTU
  * whose frames fit in that room less what the PMD's RX leaves before a
  * frame, and, where the PMD carries only frames of some length whole
- * (memif: one of its buffers), no longer than that. The frames counted
+ * (memif, af_packet: one of their buffers), no longer than that. The frames counted
  * are the largest droce builds: a VLAN tag, IPv6, the longest RoCE
  * headers and the ICRC around the payload.
  */

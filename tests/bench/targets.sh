@@ -10,14 +10,15 @@
 # Each kind runs twice in a round, in mirrored order (droce, ideal, raw,
 # raw, ideal, droce), and its figure is the geometric mean of the two, so
 # a drift of the machine's speed through the round weighs alike on all
-# three. Where either kind of a ratio has two runs that differ by more
-# than STEADY (25 %), the machine changed state within the round (raw-L2
-# at 49 or 250 Gb/s from one minute to the next, docs/benchmarks.md): the
-# ratio is shown but left out of the median. So is a ratio no round
-# could give in one state (POSSIBLE): droce faster than the ideal endpoint
-# or raw-L2, or the ideal endpoint faster than raw-L2, each of which does
-# less on the same port; the machine changed state between the middle of
-# the round and its ends, which leaves each kind's two runs alike. And
+# three. Where any kind has two runs in a round that differ by more than
+# STEADY (25 %), the machine changed state within the round (raw-L2 at 49
+# or 250 Gb/s from one minute to the next, docs/benchmarks.md): the
+# round's ratios are shown but left out of the median. So are those of a
+# round no single state could give (POSSIBLE): droce faster than the
+# ideal endpoint or raw-L2, or the ideal endpoint faster than raw-L2, each
+# of which does less on the same port; the machine changed state between
+# the middle of the round and its ends, which leaves each kind's two runs
+# alike. And
 # only rounds of the machine's fast state count: each run's cycles inside
 # the port's burst calls per byte (64 KiB) or per message tell its state
 # (the slow state's are 3-10 times the fast one's, for every kind alike),
@@ -236,7 +237,7 @@ lines = [
     "target twice as droce, the ideal endpoint and raw-L2, in mirrored order",
     "(droce, ideal, raw, raw, ideal, droce), one right after the other, over",
     "one memif link (IB MTU 4096); each kind's figure is the geometric mean of",
-    "its two runs, and a ratio is taken within a round only. Where either kind's two",
+    "its two runs, and a ratio is taken within a round only. Where any kind's two",
     f"runs differ by more than {round((STEADY - 1) * 100)} %, or a kind beats one that does less (droce",
     f"the ideal endpoint or raw-L2, the ideal endpoint raw-L2) by more than {round((POSSIBLE - 1) * 100)} %,",
     "the machine changed state during the round; where a run's cycles in the",
