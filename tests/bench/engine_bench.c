@@ -21,6 +21,12 @@
  *   write_tx  N RDMA WRITEs of S bytes posted one per ibv_post_send() and
  *             sent (the requester's side)
  *   ack_rx    the ACK for them received and N completions polled
+ *   pingpong  one side's half of an S-byte WRITE ping-pong, what a latency
+ *             test's half round trip costs it: the peer's ACK of the
+ *             device's last WRITE and the peer's next WRITE arrive in one
+ *             burst; ibv_poll_cq() finds the completion (its engine turn
+ *             takes both frames), then the answer is posted and goes out
+ *             with the ACK held back for the peer's WRITE (-n is 1)
  *
  * Usage: engine_bench [-n N] [-s S] [-o OFF] [-r RUNS] [-c CASE] [-t] [-C CRC]
  *                     [-e EAL_ARGS] [-j]
@@ -28,7 +34,7 @@
  *   per message), S 0..4096 bytes (default 64), OFF 0..4095: where in the
  *   region the WRITEs' data starts (default 0, a page boundary; a copy's
  *   speed can depend on it), RUNS per case (default
- *   20000), CASE idle, write_rx or write_tx (and ack_rx) only, for a
+ *   20000), CASE idle, write_rx, write_tx (and ack_rx) or pingpong only, for a
  *   profiler; -t: the QP on a parent domain with a thread domain (posts
  *   take no lock); CRC: the CRC path for short runs, lib, sse, avx512 or
  *   vpclmul (default: the fastest the CPU runs; a slower one shows what a
@@ -215,6 +221,67 @@ bench_write_rx(struct bench *b, struct result *res)
 	*res = summarize(b, "write_rx", b->n);
 }
 
+/* The half round trip of a WRITE ping-pong (perftest's ib_write_lat),
+ * as the side that answers sees it. */
+static void
+bench_pingpong(struct bench *b, struct result *res)
+{
+	struct droce_reth reth = { .va = rte_cpu_to_be_64((uintptr_t)b->buf + b->off),
+				   .rkey = rte_cpu_to_be_32(b->mr->rkey),
+				   .len = rte_cpu_to_be_32(b->size) };
+	struct droce_peer_frame wf = { .opcode = DROCE_OP_WRITE_ONLY, .dqpn = b->qp->qp_num,
+				       .ext = &reth, .ext_len = sizeof(reth),
+				       .payload = b->buf + BUF / 2, .len = b->size, .ackreq = true };
+	struct droce_aeth aeth;
+	struct droce_peer_frame af = { .opcode = DROCE_OP_ACK, .dqpn = b->qp->qp_num,
+				       .ext = &aeth, .ext_len = sizeof(aeth) };
+	struct ibv_sge sge = { (uintptr_t)b->buf + b->off + BUF / 4, b->size, b->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED, .wr.rdma = { 0x1000, 0x1234 } },
+			   *bad;
+	struct rte_mbuf *m[2];
+	struct ibv_wc wc;
+	uint64_t t;
+
+	/* The device's first WRITE, which the first run's ACK acknowledges. */
+	if (ibv_post_send(b->qp, &wr, &bad) != 0)
+		die("ibv_post_send");
+	droce_dev_poll(b->peer.dev);
+	if (drain_roce(b) != 1)
+		die("pingpong: the first WRITE did not go out");
+	for (unsigned r = 0; r < b->runs; r++) {
+		droce_aeth_set(&aeth, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, ++b->tx_msn);
+		af.psn = b->tx_psn;
+		b->tx_psn = (b->tx_psn + 1) & 0xffffff;
+		wf.psn = b->rx_psn;
+		b->rx_psn = (b->rx_psn + 1) & 0xffffff;
+		m[0] = droce_peer_build(&b->peer, &af);
+		m[1] = droce_peer_build(&b->peer, &wf);
+		if (m[0] == NULL || m[1] == NULL)
+			die("out of mbufs");
+		if (rte_ring_enqueue_bulk(b->peer.to_dev, (void **)m, 2, NULL) != 2)
+			die("the ring is full");
+		t = rte_rdtsc();
+		if (ibv_poll_cq(b->cq, 1, &wc) != 1 || wc.status != IBV_WC_SUCCESS)
+			die("pingpong: no completion for the ACK");
+		wr.wr_id = r;
+		if (ibv_post_send(b->qp, &wr, &bad) != 0)
+			die("ibv_post_send");
+		b->samples[r] = rte_rdtsc() - t;
+		if (drain_roce(b) != 2)
+			die("pingpong: not the answer and its ACK");
+	}
+	/* The last WRITE's ACK, so that the QP ends idle. */
+	droce_aeth_set(&aeth, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, ++b->tx_msn);
+	af.psn = b->tx_psn;
+	b->tx_psn = (b->tx_psn + 1) & 0xffffff;
+	m[0] = droce_peer_build(&b->peer, &af);
+	if (m[0] == NULL || rte_ring_enqueue(b->peer.to_dev, m[0]) != 0 ||
+	    ibv_poll_cq(b->cq, 1, &wc) != 1)
+		die("pingpong: the last ACK");
+	*res = summarize(b, "pingpong", 1);
+}
+
 /* N WRITEs posted and sent; then their ACK in, their completions out. */
 static void
 bench_write_tx(struct bench *b, struct result *tx, struct result *ack)
@@ -268,7 +335,7 @@ int
 main(int argc, char **argv)
 {
 	struct bench b = { .n = BURST_MAX, .size = 64, .runs = 20000 };
-	struct result res[5];
+	struct result res[6];
 	unsigned nres = 0;
 	static const char *const crc_paths[] = {
 		[DROCE_CRC_LIB] = "lib", [DROCE_CRC_SSE] = "sse",
@@ -318,8 +385,10 @@ main(int argc, char **argv)
 		bench_write_tx(&b, &res[nres], &res[nres + 1]);
 		nres += 2;
 	}
+	if (only == NULL || strcmp(only, "pingpong") == 0)
+		bench_pingpong(&b, &res[nres++]);
 	if (nres == 0)
-		die("-c: idle, write_rx or write_tx");
+		die("-c: idle, write_rx, write_tx or pingpong");
 	if (json)
 		printf("{\"n\": %u, \"size\": %u, \"off\": %u, \"runs\": %u, \"td\": %s, "
 		       "\"cycles_per_msg\": {", b.n, b.size, b.off, b.runs, b.td ? "true" : "false");

@@ -8,8 +8,10 @@
 # shared VM moves them by 1.5-3x from one minute to the next.
 #
 # Usage: instr.sh [-r RUNS] BUILD_DIR [CASE...]
-#   CASE  write_rx, write_tx or idle, with :N for N messages per run
-#         (default: write_rx:32 write_tx:32 write_rx:1 write_tx:1 idle)
+#   CASE  write_rx, write_tx, pingpong or idle, with :N for N messages
+#         per run (default: write_rx:32 write_tx:32 write_rx:1 write_tx:1
+#         pingpong idle); pingpong is one side's half round trip of an
+#         8-byte WRITE ping-pong, what a latency test pays per message
 #   -r    runs per case (default 2000; the first few warm up, and count)
 # BUILD_DIR must be built for a CPU without AVX-512, which valgrind cannot
 # run: scripts/build.sh build/instr -Dcpu=x86-64-v3. Without AVX-512 the
@@ -31,7 +33,7 @@ shift $((OPTIND - 1))
 build=${1:?$usage}
 shift
 cases=("$@")
-(( ${#cases[@]} > 0 )) || cases=(write_rx:32 write_tx:32 write_rx:1 write_tx:1 idle)
+(( ${#cases[@]} > 0 )) || cases=(write_rx:32 write_tx:32 write_rx:1 write_tx:1 pingpong idle)
 exe=$build/tests/bench/engine_bench
 [[ -x $exe ]] || { echo "instr: $exe is not built" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "instr: valgrind is missing" >&2; exit 1; }
@@ -43,9 +45,11 @@ for c in "${cases[@]}"; do
 	n=1
 	[[ $c == *:* ]] && n=${c##*:}
 	toggles=(--toggle-collect=droce_dev_poll)
-	[[ $name == write_tx ]] && toggles+=(--toggle-collect=droce_post_send)
+	[[ $name == write_tx || $name == pingpong ]] && toggles+=(--toggle-collect=droce_post_send)
+	[[ $name == pingpong ]] && toggles+=(--toggle-collect=droce_poll_cq)
 	args=(-r "$runs" -t -c "$name" -e "--no-huge -m 512")
-	[[ $name == idle ]] || args+=(-n "$n")
+	[[ $name == idle || $name == pingpong ]] || args+=(-n "$n")
+	[[ $name == pingpong ]] && args+=(-s 8)
 	if ! valgrind --tool=callgrind "${toggles[@]}" --callgrind-out-file="$tmp/$name-$n.out" \
 		"$exe" "${args[@]}" >"$tmp/$name-$n.log" 2>&1; then
 		echo "instr: $c failed (a build for a CPU with AVX-512?):" >&2
