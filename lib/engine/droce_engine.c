@@ -428,10 +428,14 @@ engine_flush_tx(struct droce_engine *e)
 	if (e->tx.n == 0)
 		return 0;
 	droce_tx_seal(&e->tx);
-	sent = droce_port_tx(e->port, e->queue, e->tx.pkts, e->tx.n);
+	sent = e->tx.local ? droce_port_tx(e->port, e->queue, e->tx.pkts, e->tx.n) :
+			     droce_port_tx_remote(e->port, e->queue, e->tx.pkts, e->tx.n);
 	if (sent < e->tx.n)
 		memmove(e->tx.pkts, e->tx.pkts + sent, (e->tx.n - sent) * sizeof(e->tx.pkts[0]));
 	e->tx.n -= sent;
+	/* What a full link left over keeps the look at each frame. */
+	if (e->tx.n == 0)
+		e->tx.local = false;
 	/* The budget counts what was built since the last burst: frames a
 	 * full link left over are few, and go first in the next. */
 	e->tx.staged_bytes = 0;

@@ -479,6 +479,21 @@ bool droce_port_rx_verify(struct droce_port *p, uint16_t q, struct rte_mbuf *m, 
  */
 uint16_t droce_port_tx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n);
 
+/**
+ * droce_port_tx() of frames the caller knows none of is for this port
+ * itself (droce_port_frame_local() said so of their headers, once per
+ * header template): they go to the ethdev without a look at each.
+ */
+uint16_t droce_port_tx_remote(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts,
+			      uint16_t n);
+
+/**
+ * Whether a frame whose first @p len bytes are at @p frame goes to this
+ * port itself (its MAC, or as unicast to one of its IP addresses), and so
+ * droce_port_tx() loops it back instead of sending it.
+ */
+bool droce_port_frame_local(const struct droce_port *p, const void *frame, uint32_t len);
+
 /** The pool the transport allocates frames from. */
 struct rte_mempool *droce_port_mempool(const struct droce_port *p);
 

@@ -295,9 +295,10 @@ void droce_net_qos(const struct droce_port *p, uint8_t sl, uint8_t tclass,
 int droce_net_next_hop(const struct droce_port *p, const uint8_t dst[16],
 		       const uint8_t **hop);
 
-/* droce_port_tx.c: droce_port_tx() on @p pq. */
+/* droce_port_tx.c: droce_port_tx() on @p pq; droce_port_tx_remote() with
+ * @p remote. */
 uint16_t droce_port_queue_tx(struct droce_port *p, struct droce_port_queue *pq,
-			     struct rte_mbuf **pkts, uint16_t n);
+			     struct rte_mbuf **pkts, uint16_t n, bool remote);
 /* Engine of @p pq; send what the queue's TX fault stage
  * has ready, as far as the ethdev takes it. */
 void droce_port_tx_fault_flush(struct droce_port *p, struct droce_port_queue *pq,

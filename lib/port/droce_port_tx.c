@@ -23,14 +23,11 @@
 
 #include "droce_port_priv.h"
 
-/* Does @p m go to this port itself? Reads only the first segment, where
- * the headers of every frame droce builds are. */
-static bool
-tx_is_local(const struct droce_port *p, const struct rte_mbuf *m)
+bool
+droce_port_frame_local(const struct droce_port *p, const void *frame, uint32_t len)
 {
-	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-	const struct rte_ether_hdr *eh = (const struct rte_ether_hdr *)d;
-	uint32_t len = rte_pktmbuf_data_len(m);
+	const uint8_t *d = frame;
+	const struct rte_ether_hdr *eh = frame;
 	uint32_t off = sizeof(*eh);
 	rte_be16_t type;
 
@@ -57,6 +54,15 @@ tx_is_local(const struct droce_port *p, const struct rte_mbuf *m)
 		return droce_port_gid_find(p,
 			((const struct rte_ipv6_hdr *)(d + off))->dst_addr) >= 0;
 	return false;
+}
+
+/* Does @p m go to this port itself? Reads only the first segment, where
+ * the headers of every frame droce builds are. */
+static bool
+tx_is_local(const struct droce_port *p, const struct rte_mbuf *m)
+{
+	return droce_port_frame_local(p, rte_pktmbuf_mtod(m, const void *),
+				      rte_pktmbuf_data_len(m));
 }
 
 /* The ethdev inserts 802.1Q tags (caps.tx_vlan_insert): each tag droce
@@ -131,19 +137,25 @@ tx_loopback(struct droce_port *p, struct droce_port_queue *pq, struct droce_capt
 	return k;
 }
 
-/* Loopback or wire, in runs of the same destination. @return frames taken. */
+/* Loopback or wire, in runs of the same destination; all wire when the
+ * caller knows them @p remote. @return frames taken. */
 static uint16_t
 tx_send(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture *c,
-	struct rte_mbuf **pkts, uint16_t n)
+	struct rte_mbuf **pkts, uint16_t n, bool remote)
 {
 	uint16_t sent = 0, run, k;
 	bool local;
 
 	while (sent < n) {
-		local = tx_is_local(p, pkts[sent]);
-		for (run = 1; run < DROCE_PORT_BURST && sent + run < n &&
-		     tx_is_local(p, pkts[sent + run]) == local; run++)
-			;
+		if (remote) {
+			local = false;
+			run = (uint16_t)RTE_MIN(n - sent, DROCE_PORT_BURST);
+		} else {
+			local = tx_is_local(p, pkts[sent]);
+			for (run = 1; run < DROCE_PORT_BURST && sent + run < n &&
+			     tx_is_local(p, pkts[sent + run]) == local; run++)
+				;
+		}
 		k = local ? tx_loopback(p, pq, c, pkts + sent, run) :
 			    tx_wire(p, pq, c, pkts + sent, run);
 		sent += k;
@@ -164,7 +176,7 @@ droce_port_tx_fault_flush(struct droce_port *p, struct droce_port_queue *pq,
 	droce_fault_sync(&pq->fault_tx);
 	do {
 		n = droce_fault_ready(&pq->fault_tx, pkts, DROCE_PORT_BURST, now);
-		k = n != 0 ? tx_send(p, pq, c, pkts, n) : 0;
+		k = n != 0 ? tx_send(p, pq, c, pkts, n, false) : 0;
 		droce_fault_taken(&pq->fault_tx, k);
 	} while (k == DROCE_PORT_BURST);
 }
@@ -187,15 +199,16 @@ tx_faulty(struct droce_port *p, struct droce_port_queue *pq, struct droce_captur
 
 uint16_t
 droce_port_queue_tx(struct droce_port *p, struct droce_port_queue *pq,
-		    struct rte_mbuf **pkts, uint16_t n)
+		    struct rte_mbuf **pkts, uint16_t n, bool remote)
 {
 	struct droce_capture *c = droce_capture_enter(p);
 	uint16_t sent;
 
+	/* The fault stage may hold frames of other calls: it asks each. */
 	if (unlikely(droce_fault_busy(&pq->fault_tx)))
 		sent = tx_faulty(p, pq, c, pkts, n);
 	else
-		sent = tx_send(p, pq, c, pkts, n);
+		sent = tx_send(p, pq, c, pkts, n, remote);
 	if (sent < n)
 		DROCE_STAT_ADD(pq, tx_busy, n - sent);
 	droce_capture_exit(p, c);
@@ -205,5 +218,11 @@ droce_port_queue_tx(struct droce_port *p, struct droce_port_queue *pq,
 uint16_t
 droce_port_tx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
 {
-	return droce_port_queue_tx(p, &p->q[q], pkts, n);
+	return droce_port_queue_tx(p, &p->q[q], pkts, n, false);
+}
+
+uint16_t
+droce_port_tx_remote(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts, uint16_t n)
+{
+	return droce_port_queue_tx(p, &p->q[q], pkts, n, true);
 }

@@ -42,6 +42,7 @@ droce_hdr_tmpl_build(struct droce_hdr_tmpl *t, const struct droce_l3_addr *l3,
 	t->tx_offload = rte_mbuf_tx_offload(t->l2_len,
 					    t->len - t->l2_len - sizeof(struct rte_udp_hdr),
 					    sizeof(struct rte_udp_hdr), 0, 0, 0, 0);
+	t->local = -1;
 	t->valid = true;
 	return t;
 }

@@ -46,6 +46,9 @@ struct droce_hdr_tmpl {
 	uint8_t l2_len;              /**< Ethernet (and VLAN) header */
 	uint16_t ip_sum;             /**< IPv4: ones' complement sum of the sent header, no payload */
 	uint32_t dqpn;               /**< a QP's own: the destination QP it was built for */
+	/** Its frames go to the sending port itself (1) or not (0), as
+	 *  droce_port_frame_local() says; -1 until droce_tx_start() asks. */
+	int8_t local;
 	/** A frame's rte_mbuf::tx_offload: its L2, L3 and UDP header lengths,
 	 *  where droce_tx_hdr() and the ICRC find them. */
 	uint64_t tx_offload;

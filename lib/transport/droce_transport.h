@@ -144,6 +144,10 @@ struct droce_tx {
 	/** The staged frames whose ICRC is still to be written, one bit per
 	 *  index of @ref pkts (droce_tx_seal()). */
 	uint64_t unsealed;
+	/** A staged frame goes to the port itself (its template says so,
+	 *  droce_tx_start()): the burst then takes droce_port_tx(), which
+	 *  looks at each frame; otherwise droce_port_tx_remote(). */
+	bool local;
 	uint64_t *no_mbuf;           /**< the engine's count of failed mbuf allocations */
 	/** Mbufs taken from @ref mp in bulk, for the frames to come: one pool
 	 *  call per DROCE_TX_SPARE frames instead of one per frame. Given

@@ -57,6 +57,10 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 		droce_hdr_tmpl_get_owned(&av->tmpl, &av->l3, qp->qpn, dqpn, tclass) :
 		droce_hdr_tmpl_get(&tx->ud_tmpl, &av->l3,
 				   droce_udp_sport(av->l3.flow_label, qp->qpn, dqpn), tclass);
+	/* Loopback is decided once per template, not per frame by the port. */
+	if (unlikely(t->local < 0))
+		t->local = droce_port_frame_local(tx->port, t->sent, t->len);
+	tx->local |= t->local;
 	/* A new mbuf is one empty segment: the frame's length is set, not
 	 * appended (rte_pktmbuf_append() would look for the last segment).
 	 * The template's copy may reach past a short frame's end. */

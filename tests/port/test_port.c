@@ -624,6 +624,60 @@ START_TEST(test_loopback)
 }
 END_TEST
 
+/* The frame @p m is for port @p p itself by droce_port_frame_local(),
+ * which the transport asks once per header template: @p want. */
+static void
+check_frame_local(struct droce_port *p, struct rte_mbuf *m, bool want)
+{
+	ck_assert_int_eq(droce_port_frame_local(p, rte_pktmbuf_mtod(m, const void *),
+						rte_pktmbuf_data_len(m)), want);
+	rte_pktmbuf_free(m);
+}
+
+/* droce_port_frame_local() says what droce_port_tx() does with a frame;
+ * droce_port_tx_remote() sends without asking. */
+START_TEST(test_frame_local)
+{
+	struct rte_ether_addr other = {{ 0x02, 1, 2, 3, 4, 5 }};
+	struct rte_mbuf *m, *got[BURST];
+	struct droce_l3_addr a;
+	uint8_t dgid[16];
+	uint8_t short_frame[RTE_ETHER_HDR_LEN - 1];
+	uint64_t sent;
+
+	/* A's own GIDs, IPv4 and IPv6; its IP with another MAC. */
+	for (unsigned i = 0; i < 2; i++) {
+		ck_assert_int_eq(droce_port_gid(pa, i, dgid), 0);
+		ck_assert_int_eq(droce_port_route(pa, 0, i, dgid, &a), 0);
+		check_frame_local(pa, build_roce(pa, &a, DROCE_OP_SEND_ONLY, 5, 6, 32), true);
+	}
+	a.dst_mac = other;
+	check_frame_local(pa, build_roce(pa, &a, DROCE_OP_SEND_ONLY, 5, 6, 32), true);
+	/* B, as IPv4 and as IPv6; B's IP as A sees it from B. */
+	resolve_a_to_b(&a);
+	check_frame_local(pa, build_roce(pa, &a, DROCE_OP_SEND_ONLY, 5, 6, 32), false);
+	check_frame_local(pb, build_roce(pa, &a, DROCE_OP_SEND_ONLY, 5, 6, 32), true);
+	a.vlan_tci = 7;
+	check_frame_local(pa, build_roce(pa, &a, DROCE_OP_SEND_ONLY, 5, 6, 32), false);
+	a.vlan_tci = 0;
+	ck_assert_int_eq(droce_port_gid(pb, 0, dgid), 0);
+	ck_assert_int_eq(droce_port_route(pa, 0, 0, dgid, &a), 0);
+	check_frame_local(pa, build_roce(pa, &a, DROCE_OP_SEND_ONLY, 5, 6, 32), false);
+	/* Too short to say: not for us. */
+	memset(short_frame, 0, sizeof(short_frame));
+	ck_assert(!droce_port_frame_local(pa, short_frame, sizeof(short_frame)));
+	/* Sent without the look, a frame for B goes to B. */
+	sent = stats(pa).tx_frames;
+	m = build_roce(pa, &a, DROCE_OP_SEND_ONLY, 5, 9, 32);
+	ck_assert_uint_eq(droce_port_tx_remote(pa, 0, &m, 1), 1);
+	ck_assert_uint_eq(pump(pb, got), 1);
+	ck_assert_uint_eq(droce_pkt_of(got[0])->psn, 9);
+	rte_pktmbuf_free(got[0]);
+	ck_assert_uint_eq(stats(pa).tx_frames, sent + 1);
+	ck_assert_uint_eq(stats(pa).rx_loopback, 0);
+}
+END_TEST
+
 START_TEST(test_tx_busy)
 {
 	struct rte_mbuf *m[WIRE_RING + 40];
@@ -1193,6 +1247,7 @@ main(void)
 	tcase_add_test(tc, test_roce_rejected);
 	tcase_add_test(tc, test_garbage);
 	tcase_add_test(tc, test_loopback);
+	tcase_add_test(tc, test_frame_local);
 	tcase_add_test(tc, test_tx_busy);
 	tcase_add_test(tc, test_neigh_expiry);
 	tcase_add_test(tc, test_dump);
