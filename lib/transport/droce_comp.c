@@ -198,9 +198,19 @@ comp_lost(struct droce_qp *qp, struct droce_send_wqe *w, bool progress)
 void
 droce_comp_pending(struct droce_qp *qp)
 {
-	struct droce_send_wqe *lost = comp_ack_upto(qp, droce_psn_add(qp->comp.psn,
-								     DROCE_PSN_MASK));
+	uint32_t psn = droce_psn_add(qp->comp.psn, DROCE_PSN_MASK);
+	const struct droce_send_wqe *w;
+	struct droce_send_wqe *lost;
 
+	/* The requester asks before each turn; as a rule the oldest WQE is
+	 * not acknowledged yet, which comp_ack_upto() would find first thing
+	 * (after saving the registers its loop takes). */
+	if (qp->sq.cons == qp->req.next)
+		return;
+	w = droce_wq_at(&qp->sq, qp->sq.cons);
+	if (w->error == 0 && (w->state != DROCE_WQE_SENT || droce_psn_diff(w->last_psn, psn) > 0))
+		return;
+	lost = comp_ack_upto(qp, psn);
 	/* None as a rule: comp.psn does not pass a READ or atomic that got
 	 * no answer (comp_lost() brings it back). */
 	if (lost != NULL)
