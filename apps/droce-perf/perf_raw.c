@@ -374,6 +374,23 @@ struct raw_tx {
 	struct rte_mbuf *pkts[RAW_BURST];
 };
 
+/* A frame's Ethernet header and struct raw_hdr, at @p eh. */
+static struct raw_hdr *
+raw_hdr_write(const struct raw *w, struct rte_ether_hdr *eh, uint64_t msg, unsigned frame,
+	      unsigned frames, uint32_t offset)
+{
+	struct raw_hdr *h = (struct raw_hdr *)(eh + 1);
+
+	rte_ether_addr_copy(&w->peer, &eh->dst_addr);
+	rte_ether_addr_copy(&w->mac, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(RAW_ETHERTYPE);
+	h->msg = rte_cpu_to_be_32((uint32_t)msg);
+	h->frame = rte_cpu_to_be_16((uint16_t)frame);
+	h->frames = rte_cpu_to_be_16((uint16_t)frames);
+	h->offset = rte_cpu_to_be_32(offset);
+	return h;
+}
+
 static int
 raw_build(struct raw *w, struct raw_tx *t, uint16_t count)
 {
@@ -386,15 +403,8 @@ raw_build(struct raw *w, struct raw_tx *t, uint16_t count)
 	for (i = 0; i < count; i++) {
 		unsigned len = frame_len(t->size, w->mtu, t->frame);
 		struct rte_ether_hdr *eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m[i], (uint16_t)len);
-		struct raw_hdr *h = (struct raw_hdr *)(eh + 1);
 
-		rte_ether_addr_copy(&w->peer, &eh->dst_addr);
-		rte_ether_addr_copy(&w->mac, &eh->src_addr);
-		eh->ether_type = rte_cpu_to_be_16(RAW_ETHERTYPE);
-		h->msg = rte_cpu_to_be_32((uint32_t)t->msg);
-		h->frame = rte_cpu_to_be_16((uint16_t)t->frame);
-		h->frames = rte_cpu_to_be_16((uint16_t)t->frames);
-		h->offset = rte_cpu_to_be_32(t->frame * w->mtu);
+		raw_hdr_write(w, eh, t->msg, t->frame, t->frames, t->frame * w->mtu);
 		if (w->src != NULL)
 			touch_tx(w, t->size, t->frame, (uint8_t *)eh);
 		if (++t->frame == t->frames) {
@@ -416,7 +426,6 @@ raw_build_ack(struct raw *w, struct raw_tx *t, uint64_t msg)
 	uint64_t t0 = rte_rdtsc();
 	struct rte_ether_hdr *eh;
 	struct rte_mbuf *m;
-	struct raw_hdr *h;
 	uint32_t crc;
 
 	m = rte_pktmbuf_alloc(w->mp);
@@ -427,14 +436,7 @@ raw_build_ack(struct raw *w, struct raw_tx *t, uint64_t msg)
 		rte_pktmbuf_free(m);
 		return 0;
 	}
-	h = (struct raw_hdr *)(eh + 1);
-	rte_ether_addr_copy(&w->peer, &eh->dst_addr);
-	rte_ether_addr_copy(&w->mac, &eh->src_addr);
-	eh->ether_type = rte_cpu_to_be_16(RAW_ETHERTYPE);
-	h->msg = rte_cpu_to_be_32((uint32_t)msg);
-	h->frame = 0;
-	h->frames = 0;
-	h->offset = 0;
+	raw_hdr_write(w, eh, msg, 0, 0, 0);
 	memcpy((uint8_t *)eh + hdr, touch_hdr_fill, ROCE_HDRS + ROCE_AETH - hdr);
 	crc = rte_cpu_to_le_32(droce_crc32((uint8_t *)eh + TOUCH_SPAN_OFF,
 					   ROCE_HDRS + ROCE_AETH - TOUCH_SPAN_OFF));

@@ -18,6 +18,8 @@
  *   the kernel, not the test, decides each frame's queue.
  * - least_loaded: the placement policy that gives a new QP to the engine
  *   with the fewest live QPs.
+ * - local: QPs of one device paired with each other, their frames through
+ *   the port's loopback ring.
  *
  * The engines run on droce's progress threads (one per engine, idle
  * sleep) while the test thread posts and polls. Under ThreadSanitizer
@@ -337,6 +339,45 @@ START_TEST(redirected)
 END_TEST
 
 /*
+ * QPs of one device talking to each other over a port whose ethdev does
+ * not loop back (A's TX ring is B's RX ring, and no device is attached to
+ * B): QP i with QP i ^ 1, on the other engine, SENDs both ways. Each frame
+ * must take A's loopback ring; sent to the ethdev it would be lost.
+ */
+START_TEST(local)
+{
+	struct droce_test_path path = { .psn = 100, .timeout = 18 };
+	struct side a = { 0 };
+	struct droce_dev_stats st;
+	uint16_t port[2];
+	unsigned i, k;
+
+	eal_start();
+	rings_make("loc", port);
+	side_open(&a, port[0], 0x0a630401u);
+#ifndef TEST_ENGINES_INLINE
+	ck_assert_int_eq(droce_dev_run_thread(a.dev, 100), 0);
+#endif
+	side_qps(&a, 0);
+	path.dgid = a.gid;
+	for (i = 0; i < NB_QPS; i++) {
+		path.dqpn = a.qp[i ^ 1]->qp_num;
+		ck_assert_int_eq(droce_test_connect(a.qp[i], &path), 0);
+		for (k = 0; k < MSGS; k++)
+			droce_test_post_recv(a.qp[i], i, a.buf + (i * MSGS + k) * MSG_LEN, MSG_LEN,
+					     a.mr->lkey);
+	}
+	side_send(&a);
+	side_complete(&a, &a);
+	ck_assert_int_eq(droce_dev_stats(a.dev, &st), 0);
+	/* Every request and every ACK came back through the loopback ring. */
+	ck_assert_uint_ge(st.port.rx_loopback, NB_QPS * MSGS);
+	side_close(&a);
+	ck_assert_int_eq(droce_dev_detach(a.dev), 0);
+}
+END_TEST
+
+/*
  * Least-loaded placement: each new QP goes to the engine with the fewest
  * live QPs, whatever was destroyed before.
  */
@@ -443,6 +484,7 @@ main(void)
 	tcase_add_test(t, owned);
 	tcase_add_test(t, redirected);
 	tcase_add_test(t, least_loaded);
+	tcase_add_test(t, local);
 	suite_add_tcase(s, t);
 	/* Needs a veth pair: run_af_packet.sh runs it (CK_RUN_CASE). */
 	tcase_set_timeout(af, 60);
