@@ -49,8 +49,12 @@ extern int droce_port_logtype;
 #define DROCE_PORT_L3_OVERHEAD (40 + 8 + 12 + 28 + DROCE_ICRC_LEN)
 /* The Ethernet header with an 802.1Q tag, in front of those. */
 #define DROCE_PORT_L2_OVERHEAD (RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
-/* Private area of every mbuf: the parse result of a received frame. */
-#define DROCE_PORT_MBUF_PRIV DROCE_MBUF_PRIV_SIZE
+/* Private area of every mbuf: the parse result of a received frame,
+ * padded to a cache line so that every frame starts on one (the mbuf
+ * and its headroom are whole lines): its headers, built or parsed, span
+ * as few lines as they can, and a long payload's loads as few as its
+ * headers let them. */
+#define DROCE_PORT_MBUF_PRIV RTE_ALIGN(DROCE_MBUF_PRIV_SIZE, RTE_CACHE_LINE_SIZE)
 /* Defaults when the configuration says 0. */
 #define DROCE_PORT_NB_DESC 512
 #define DROCE_PORT_NB_MBUFS 4095
