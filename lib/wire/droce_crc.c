@@ -36,7 +36,12 @@
  * droce_copy_crc32() stores each block it folds elsewhere (a sent
  * payload into its frame), droce_crc32_beside() moves another run beside
  * the CRC's (a received payload into its region, during the next frame's
- * check).
+ * check). Their blocks are where the cache lines are, not where the run's
+ * length puts them: a frame sits where its PMD put it (droce's mbufs start
+ * their data on a line, and a 4 KiB payload's headers end 6 bytes into
+ * one), and a 64-byte load across two lines costs about twice one within
+ * a line. The few bytes after the last whole line are shifted into place
+ * with byte permutes (AVX-512 VBMI), so that path needs it too.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -214,7 +219,7 @@ crc_short(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask, __m
  * for the 64-200 byte runs of small messages' frames.
  */
 #define CRC512_TARGET \
-	__attribute__((target("pclmul,sse4.1,avx512f,avx512bw,avx512vl,vpclmulqdq")))
+	__attribute__((target("pclmul,sse4.1,avx512f,avx512bw,avx512vl,avx512vbmi,vpclmulqdq")))
 
 /* Ones at bytes 64..67: a load at 64 - pad (128 - pad) puts the initial
  * ones where the data of the first (second) block starts. */
@@ -303,32 +308,46 @@ side_move256(struct droce_side_copy *side)
 	side->n -= 256;
 }
 
+/* 0, 1, .. 127: read at t, the byte permutes' indices that move a block
+ * t bytes on. */
+static const uint8_t iota128[128] __rte_aligned(64) = {
+#define IOTA8(i) i, i + 1, i + 2, i + 3, i + 4, i + 5, i + 6, i + 7
+	IOTA8(0), IOTA8(8), IOTA8(16), IOTA8(24), IOTA8(32), IOTA8(40), IOTA8(48), IOTA8(56),
+	IOTA8(64), IOTA8(72), IOTA8(80), IOTA8(88), IOTA8(96), IOTA8(104), IOTA8(112), IOTA8(120),
+#undef IOTA8
+};
+
 /*
  * The CRC of the @p n (>= DROCE_COPY_CRC_MIN) bytes at @p s continued
- * from @p prev (zlib's crc32(prev, s, n)): the blocks of crc_short512(),
- * four abreast, each folded 2048 bits on, then the four joined. The
- * continued CRC's register, ~prev, goes where crc_short512() puts the
- * initial ones. Each block is also stored at @p d when @p d is not NULL
- * (droce_copy_crc32()); with @p side, 256 bytes of that other run are
- * moved per 256 of the CRC's (droce_crc32_beside()). The carry-less
- * multiplies decide the pace: the loads and stores of a copy fit in
- * beside them.
+ * from @p prev (zlib's crc32(prev, s, n)): 64-byte blocks on @p s's cache
+ * lines, the first padded in front with the zeros before @p s in its line
+ * (crc_short512() pads by the length instead), four abreast, each folded
+ * 2048 bits on, then the four joined. The continued CRC's register,
+ * ~prev, goes where crc_short512() puts the initial ones. The t bytes
+ * after the last whole line then join the block X folded so far: X moved
+ * t bytes on is its first t bytes (a block of their own, in front) and
+ * its last 64 - t bytes followed by the t bytes (the last block), the
+ * first folded onto the last. Each block is also stored at @p d when
+ * @p d is not NULL (droce_copy_crc32()); with @p side, 256 bytes of that
+ * other run are moved per 256 of the CRC's (droce_crc32_beside()). The
+ * carry-less multiplies decide the pace: the loads and stores of a copy
+ * fit in beside them.
  */
 CRC512_TARGET static inline __attribute__((always_inline)) uint32_t
 fold_run512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev,
 	    struct droce_side_copy *side)
 {
-	uint32_t r = n & 63, pad = r != 0 ? 64 - r : 0, nb = (n + pad) / 64, j;
+	uint32_t pad = (uint32_t)((uintptr_t)s & 63), nb = (n + pad) / 64, t = (n + pad) & 63, j;
 	__mmask64 first = ~0ULL << pad;
-	uint8_t init[192] __rte_aligned(64);
-	uint32_t reg = ~prev;
+	/* The register, ~prev, where the data starts: byte pad of block 0,
+	 * and of block 1 what does not fit before its end. Moved there in
+	 * registers: from a buffer of its own, stored and then loaded at an
+	 * offset, the loads would wait for the stores to reach the cache. */
+	__m512i reg = _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)~prev));
+	__m512i to_pad = _mm512_loadu_si512(iota128 + 64 - pad);
 	__m512i x0, x1, x2, x3, k;
 	__m128i y;
 
-	_mm512_store_si512(init, _mm512_setzero_si512());
-	_mm512_store_si512(init + 64, _mm512_setzero_si512());
-	_mm512_store_si512(init + 128, _mm512_setzero_si512());
-	memcpy(init + 64, &reg, sizeof(reg));
 	if (d != NULL)
 		d -= pad;
 	s -= pad;
@@ -337,8 +356,8 @@ fold_run512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev,
 	x0 = _mm512_maskz_loadu_epi8(first, s);
 	if (d != NULL)
 		_mm512_mask_storeu_epi8(d, first, x0);
-	x0 = _mm512_xor_si512(x0, _mm512_loadu_si512(init + 64 - pad));
-	x1 = _mm512_xor_si512(block512(d, s, 64), _mm512_loadu_si512(init + 128 - pad));
+	x0 = _mm512_xor_si512(x0, _mm512_maskz_permutexvar_epi8(first, to_pad, reg));
+	x1 = _mm512_xor_si512(block512(d, s, 64), _mm512_maskz_permutexvar_epi8(~first, to_pad, reg));
 	x2 = block512(d, s, 128);
 	x3 = block512(d, s, 192);
 	k = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k2048));
@@ -359,6 +378,16 @@ fold_run512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev,
 		_mm512_xor_si512(fold512(x2, k), x3));
 	for (; j < nb; j++)
 		x0 = _mm512_xor_si512(fold512(x0, k), block512(d, s, 64 * j));
+	if (t != 0) {
+		__mmask64 last = (1ULL << t) - 1;
+		__m512i idx = _mm512_loadu_si512(iota128 + t);
+		__m512i tail = _mm512_maskz_loadu_epi8(last, s + 64 * nb);
+
+		if (d != NULL)
+			_mm512_mask_storeu_epi8(d + 64 * nb, last, tail);
+		x0 = _mm512_xor_si512(fold512(_mm512_maskz_permutexvar_epi8(~0ULL << (64 - t), idx, x0), k),
+				      _mm512_permutex2var_epi8(x0, idx, tail));
+	}
 	/* The four lanes into one, as crc_short512() joins them. */
 	x1 = fold512(x0, _mm512_load_si512(kjoin));
 	y = _mm_xor_si128(_mm_xor_si128(_mm512_castsi512_si128(x1), _mm512_extracti32x4_epi32(x1, 1)),
@@ -416,6 +445,7 @@ crc_best(void)
 	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512VL) <= 0)
 		return DROCE_CRC_SSE;
 	if (rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) <= 0 ||
+	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512VBMI) <= 0 ||
 	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) <= 0)
 		return DROCE_CRC_AVX512;
 	return DROCE_CRC_VPCLMUL;

@@ -589,7 +589,7 @@ enum droce_crc_path {
 	DROCE_CRC_LIB,       /**< rte_net_crc_calc() (the mask in a copy) */
 	DROCE_CRC_SSE,       /**< droce's, 128-bit folds (PCLMULQDQ, SSSE3, SSE4.1) */
 	DROCE_CRC_AVX512,    /**< the same, its first block a masked load (AVX-512 BW, VL) */
-	DROCE_CRC_VPCLMUL,   /**< and from 96 bytes on, 512-bit folds (AVX-512F, VPCLMULQDQ) */
+	DROCE_CRC_VPCLMUL,   /**< and from 96 bytes on, 512-bit folds (AVX-512F, VBMI, VPCLMULQDQ) */
 };
 
 /**

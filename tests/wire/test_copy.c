@@ -6,7 +6,8 @@
  * the destination written: on the path the CPU takes (the loop where it
  * has AVX2), which is the one droce_copy_init() reports.
  * droce_copy_crc32(): the same copy and zlib's CRC of it, continued from
- * any CRC, for every length mod 64 and alignment, where the CPU runs it;
+ * any CRC, for every length mod 64 at every place in a cache line, where
+ * the CPU runs it;
  * nothing touched where it declines.
  * droce_crc32_beside(): zlib's CRC of one run and memcpy()'s bytes of the
  * other, the copy shorter, as long as, or longer than the CRC's run, or
@@ -145,6 +146,11 @@ START_TEST(copy_crc)
 	/* Every length mod 64 from the threshold, a frame's payloads. */
 	for (size_t n = DROCE_COPY_CRC_MIN; n < DROCE_COPY_CRC_MIN + 130; n++)
 		check_copy_crc(n, (unsigned)(n % 61), n % 67, prevs[n % 3]);
+	/* Every place in a line against every length mod 64: the blocks
+	 * follow the lines, the bytes after the last whole one are moved in. */
+	for (unsigned so = 0; so < 64; so++)
+		for (size_t n = DROCE_COPY_CRC_MIN; n < DROCE_COPY_CRC_MIN + 64; n++)
+			check_copy_crc(n + 64 * (so % 3), so, 64 + n % 5, prevs[(so + n) % 3]);
 	for (unsigned i = 0; i < 3; i++)
 		for (unsigned so = 0; so < 64; so += 9) {
 			check_copy_crc(4096, so, 4096 - so, prevs[i]);
@@ -202,6 +208,11 @@ START_TEST(crc_beside)
 		for (uint32_t len = DROCE_COPY_CRC_MIN - 70; len < DROCE_COPY_CRC_MIN + 130; len++)
 			check_beside(len, len % 59, 4096 - len % 200, 2 * PAGE + len % 64,
 				     len % 61);
+		/* Every place in a line against every length mod 64. */
+		for (unsigned so = 0; so < 64; so++)
+			for (uint32_t len = DROCE_COPY_CRC_MIN; len < DROCE_COPY_CRC_MIN + 64; len++)
+				check_beside(len + 64 * (so % 3), so, len % 7 * 100, 2 * PAGE + so,
+					     len % 64);
 		/* A frame's check beside the payload before it, the copy
 		 * shorter, as long, longer, or nothing. */
 		for (unsigned so = 0; so < 64; so += 13) {
