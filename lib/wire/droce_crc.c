@@ -378,6 +378,8 @@ fold_run512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev,
 		_mm512_xor_si512(fold512(x2, k), x3));
 	for (; j < nb; j++)
 		x0 = _mm512_xor_si512(fold512(x0, k), block512(d, s, 64 * j));
+	/* The t bytes after the last whole line: X's first t bytes, a block
+	 * of their own in front, folded onto X's other 64 - t and them. */
 	if (t != 0) {
 		__mmask64 last = (1ULL << t) - 1;
 		__m512i idx = _mm512_loadu_si512(iota128 + t);
