@@ -184,16 +184,39 @@ bench_idle(struct bench *b, struct result *poll, struct result *poll_cq)
 	*poll_cq = summarize(b, "poll_cq", 1);
 }
 
+/* The peer's WRITE ONLY of the run's size into the device's region at its
+ * offset, its RETH in @p reth. */
+static struct droce_peer_frame
+peer_write(const struct bench *b, struct droce_reth *reth)
+{
+	*reth = (struct droce_reth){ .va = rte_cpu_to_be_64((uintptr_t)b->buf + b->off),
+				     .rkey = rte_cpu_to_be_32(b->mr->rkey),
+				     .len = rte_cpu_to_be_32(b->size) };
+	return (struct droce_peer_frame){ .opcode = DROCE_OP_WRITE_ONLY, .dqpn = b->qp->qp_num,
+					  .ext = reth, .ext_len = sizeof(*reth),
+					  .payload = b->buf + BUF / 2, .len = b->size };
+}
+
+/* The peer's ACK of what the device sent up to PSN tx_psn - 1, its
+ * messages up to tx_msn (the caller moves both on first). */
+static struct rte_mbuf *
+peer_ack(struct bench *b)
+{
+	struct droce_aeth aeth;
+	struct droce_peer_frame f = { .opcode = DROCE_OP_ACK, .dqpn = b->qp->qp_num,
+				      .psn = (b->tx_psn - 1) & 0xffffff,
+				      .ext = &aeth, .ext_len = sizeof(aeth) };
+
+	droce_aeth_set(&aeth, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, b->tx_msn);
+	return droce_peer_build(&b->peer, &f);
+}
+
 /* N WRITEs from the peer to the device's region, then the ACK it owes. */
 static void
 bench_write_rx(struct bench *b, struct result *res)
 {
-	struct droce_reth reth = { .va = rte_cpu_to_be_64((uintptr_t)b->buf + b->off),
-				   .rkey = rte_cpu_to_be_32(b->mr->rkey),
-				   .len = rte_cpu_to_be_32(b->size) };
-	struct droce_peer_frame f = { .opcode = DROCE_OP_WRITE_ONLY, .dqpn = b->qp->qp_num,
-				      .ext = &reth, .ext_len = sizeof(reth), .payload = b->buf + BUF / 2,
-				      .len = b->size };
+	struct droce_reth reth;
+	struct droce_peer_frame f = peer_write(b, &reth);
 	struct rte_mbuf *m[BURST_MAX];
 	uint64_t t;
 
@@ -226,15 +249,8 @@ bench_write_rx(struct bench *b, struct result *res)
 static void
 bench_pingpong(struct bench *b, struct result *res)
 {
-	struct droce_reth reth = { .va = rte_cpu_to_be_64((uintptr_t)b->buf + b->off),
-				   .rkey = rte_cpu_to_be_32(b->mr->rkey),
-				   .len = rte_cpu_to_be_32(b->size) };
-	struct droce_peer_frame wf = { .opcode = DROCE_OP_WRITE_ONLY, .dqpn = b->qp->qp_num,
-				       .ext = &reth, .ext_len = sizeof(reth),
-				       .payload = b->buf + BUF / 2, .len = b->size, .ackreq = true };
-	struct droce_aeth aeth;
-	struct droce_peer_frame af = { .opcode = DROCE_OP_ACK, .dqpn = b->qp->qp_num,
-				       .ext = &aeth, .ext_len = sizeof(aeth) };
+	struct droce_reth reth;
+	struct droce_peer_frame wf = peer_write(b, &reth);
 	struct ibv_sge sge = { (uintptr_t)b->buf + b->off + BUF / 4, b->size, b->mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
 				  .send_flags = IBV_SEND_SIGNALED, .wr.rdma = { 0x1000, 0x1234 } },
@@ -249,13 +265,13 @@ bench_pingpong(struct bench *b, struct result *res)
 	droce_dev_poll(b->peer.dev);
 	if (drain_roce(b) != 1)
 		die("pingpong: the first WRITE did not go out");
+	wf.ackreq = true;
 	for (unsigned r = 0; r < b->runs; r++) {
-		droce_aeth_set(&aeth, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, ++b->tx_msn);
-		af.psn = b->tx_psn;
+		b->tx_msn = (b->tx_msn + 1) & 0xffffff;
 		b->tx_psn = (b->tx_psn + 1) & 0xffffff;
 		wf.psn = b->rx_psn;
 		b->rx_psn = (b->rx_psn + 1) & 0xffffff;
-		m[0] = droce_peer_build(&b->peer, &af);
+		m[0] = peer_ack(b);
 		m[1] = droce_peer_build(&b->peer, &wf);
 		if (m[0] == NULL || m[1] == NULL)
 			die("out of mbufs");
@@ -272,10 +288,9 @@ bench_pingpong(struct bench *b, struct result *res)
 			die("pingpong: not the answer and its ACK");
 	}
 	/* The last WRITE's ACK, so that the QP ends idle. */
-	droce_aeth_set(&aeth, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, ++b->tx_msn);
-	af.psn = b->tx_psn;
+	b->tx_msn = (b->tx_msn + 1) & 0xffffff;
 	b->tx_psn = (b->tx_psn + 1) & 0xffffff;
-	m[0] = droce_peer_build(&b->peer, &af);
+	m[0] = peer_ack(b);
 	if (m[0] == NULL || rte_ring_enqueue(b->peer.to_dev, m[0]) != 0 ||
 	    ibv_poll_cq(b->cq, 1, &wc) != 1)
 		die("pingpong: the last ACK");
@@ -286,12 +301,9 @@ bench_pingpong(struct bench *b, struct result *res)
 static void
 bench_write_tx(struct bench *b, struct result *tx, struct result *ack)
 {
-	struct droce_aeth aeth;
 	struct ibv_sge sge = { (uintptr_t)b->buf + b->off, b->size, b->mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
 				  .wr.rdma = { 0x1000, 0x1234 } }, *bad;
-	struct droce_peer_frame f = { .opcode = DROCE_OP_ACK, .dqpn = b->qp->qp_num,
-				      .ext = &aeth, .ext_len = sizeof(aeth) };
 	uint64_t *ack_samples = malloc(b->runs * sizeof(uint64_t));
 	struct ibv_wc wc[BURST_MAX];
 	struct rte_mbuf *m;
@@ -314,9 +326,7 @@ bench_write_tx(struct bench *b, struct result *tx, struct result *ack)
 			die("write_tx: not one frame per WRITE");
 		b->tx_psn = (b->tx_psn + b->n) & 0xffffff;
 		b->tx_msn = (b->tx_msn + b->n) & 0xffffff;
-		droce_aeth_set(&aeth, DROCE_AETH_ACK | DROCE_AETH_CREDIT_INVALID, b->tx_msn);
-		f.psn = (b->tx_psn - 1) & 0xffffff;
-		m = droce_peer_build(&b->peer, &f);
+		m = peer_ack(b);
 		if (m == NULL || rte_ring_enqueue(b->peer.to_dev, m) != 0)
 			die("no ACK");
 		t = rte_rdtsc();
