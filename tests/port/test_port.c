@@ -168,6 +168,7 @@ START_TEST(test_attach_conf)
 	struct droce_port_conf c = { .port_id = eth_a, .mtu = 3000 };
 	struct rte_ether_addr mac;
 	struct droce_port *p;
+	struct rte_mbuf *m;
 
 	ck_assert_int_eq(droce_port_attach(&c, &p), -EINVAL);
 	c.mtu = 1024;
@@ -192,6 +193,11 @@ START_TEST(test_attach_conf)
 			  RTE_PKTMBUF_HEADROOM, 4096 + 110);
 	ck_assert_uint_ge(rte_pktmbuf_priv_size(droce_port_mempool(pa)),
 			  sizeof(struct droce_pkt));
+	/* Its frames start on a cache line (where a PMD writes them). */
+	m = rte_pktmbuf_alloc(droce_port_mempool(pa));
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq((uintptr_t)rte_pktmbuf_mtod(m, void *) % RTE_CACHE_LINE_SIZE, 0);
+	rte_pktmbuf_free(m);
 }
 END_TEST
 
