@@ -25,12 +25,13 @@
  * names, while the frame is hot in cache. Both copies are droce_copy()'s,
  * as droce's are, the sender's copy and CRC are one pass where droce's
  * are (droce_copy_crc32()), and the receiver's copy is made beside the
- * next frame's check where droce's is (droce_crc32_beside()). In a latency run each side also
- * acknowledges every message it received, as a reliable connection must
- * before its requester may complete the WRITE: an ACK frame (headers and
- * an AETH, CRC'd) goes out in the same burst as the answer, as droce's
- * held ACK does, and a side sends its next message only once its last one
- * is acknowledged and the peer's has come. (In a bandwidth run a
+ * next frame's check where droce's is (droce_crc32_beside()). In a
+ * latency run each side also acknowledges every message it received, as
+ * a reliable connection must before its requester may complete the
+ * WRITE: an ACK frame (headers and an AETH, CRC'd) goes out in the same
+ * burst as the answer, as droce's held ACK does, and a side sends its
+ * next message only once its last one is acknowledged and the peer's has
+ * come. (In a bandwidth run a
  * responder's ACKs are one per burst received, a few per cent of the
  * frames, and left out.)
  *
@@ -543,13 +544,18 @@ raw_cycles_start(struct raw *w)
 }
 
 /* After the end meeting: swap this side's cycles and @p sent messages with
- * the peer's into @p cost; say if frames failed their CRC. */
+ * the peer's into @p cost; say if frames failed their CRC, or if the
+ * messages of @p size bytes received did not all land in the destination
+ * buffer (both sides' source buffers hold the same bytes). */
 static int
-raw_cycles_swap(struct raw *w, const struct raw_rx *x, uint64_t sent, struct perf_cost *cost)
+raw_cycles_swap(struct raw *w, const struct raw_rx *x, uint64_t size, uint64_t sent,
+		struct perf_cost *cost)
 {
 	if (x->bad_crc > 0)
 		fprintf(stderr, PERF_NAME ": %" PRIu64 " frames failed their CRC (dropped)\n",
 			x->bad_crc);
+	if (w->dst != NULL && x->msgs > 0 && memcmp(w->dst, w->src, size) != 0)
+		fprintf(stderr, PERF_NAME ": the destination buffer is not what the peer sent\n");
 	w->cyc.sent = sent;
 	return perf_oob_swap_cycles(&w->oob, w->o, &w->cyc, cost, NULL, NULL);
 }
@@ -714,7 +720,7 @@ raw_bw(struct raw *w, uint64_t size)
 		res.pps += p.pps;
 		res.iters = rx ? res.iters + p.iters : p.iters;
 	}
-	if (raw_cycles_swap(w, &x, sent, &res.cost) != 0)
+	if (raw_cycles_swap(w, &x, size, sent, &res.cost) != 0)
 		return -1;
 	perf_report_bw(o, &res);
 	return 0;
@@ -836,7 +842,7 @@ raw_lat(struct raw *w, uint64_t size)
 	if (perf_oob_sync(&w->oob, NULL, NULL) != 0)
 		return -1;
 	raw_drain(w);
-	if (raw_cycles_swap(w, &l.x, l.scnt, &res.cost) != 0)
+	if (raw_cycles_swap(w, &l.x, size, l.scnt, &res.cost) != 0)
 		return -1;
 	perf_report_lat(o, &res);
 	return 0;
