@@ -331,11 +331,12 @@ static const uint8_t iota128[128] __rte_aligned(64) = {
  * @p d is not NULL (droce_copy_crc32()); with @p side, 256 bytes of that
  * other run are moved per 256 of the CRC's (droce_crc32_beside()). The
  * carry-less multiplies decide the pace: the loads and stores of a copy
- * fit in beside them.
+ * fit in beside them. @p mask (not with @p d) is ORed into the first
+ * blocks as they are read, as crc_short512() does.
  */
 CRC512_TARGET static inline __attribute__((always_inline)) uint32_t
 fold_run512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev,
-	    struct droce_side_copy *side)
+	    const struct droce_crc_mask *mask, struct droce_side_copy *side)
 {
 	uint32_t pad = (uint32_t)((uintptr_t)s & 63), nb = (n + pad) / 64, t = (n + pad) & 63, j;
 	__mmask64 first = ~0ULL << pad;
@@ -354,10 +355,17 @@ fold_run512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev,
 	/* Block 0: zeros, then the first 64 - pad bytes; the masked load and
 	 * store touch nothing before either run. */
 	x0 = _mm512_maskz_loadu_epi8(first, s);
+	x1 = block512(d, s, 64);
 	if (d != NULL)
 		_mm512_mask_storeu_epi8(d, first, x0);
+	/* The mask's bytes: those of block 0 after the pad, the rest in
+	 * block 1 (the masked loads read none outside the mask). */
+	if (mask != NULL) {
+		x0 = _mm512_or_si512(x0, _mm512_maskz_loadu_epi8(first, mask->b + 16 - pad));
+		x1 = _mm512_or_si512(x1, _mm512_maskz_loadu_epi8(~first, mask->b + 80 - pad));
+	}
 	x0 = _mm512_xor_si512(x0, _mm512_maskz_permutexvar_epi8(first, to_pad, reg));
-	x1 = _mm512_xor_si512(block512(d, s, 64), _mm512_maskz_permutexvar_epi8(~first, to_pad, reg));
+	x1 = _mm512_xor_si512(x1, _mm512_maskz_permutexvar_epi8(~first, to_pad, reg));
 	x2 = block512(d, s, 128);
 	x3 = block512(d, s, 192);
 	k = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k2048));
@@ -400,13 +408,14 @@ fold_run512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev,
 CRC512_TARGET static uint32_t
 copy_crc512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev)
 {
-	return fold_run512(d, s, n, prev, NULL);
+	return fold_run512(d, s, n, prev, NULL, NULL);
 }
 
 CRC512_TARGET static uint32_t
-crc_beside512(const uint8_t *s, uint32_t n, struct droce_side_copy *side)
+crc_beside512(const uint8_t *s, uint32_t n, const struct droce_crc_mask *mask,
+	      struct droce_side_copy *side)
 {
-	return fold_run512(NULL, s, n, 0, side);
+	return fold_run512(NULL, s, n, 0, mask, side);
 }
 
 /* The four instances, each with its mask known (none, or one) and its
@@ -517,7 +526,7 @@ droce_crc32_beside(const void *p, uint32_t len, struct droce_side_copy *side)
 {
 #ifdef RTE_ARCH_X86
 	if (crc_path == DROCE_CRC_VPCLMUL && len >= DROCE_COPY_CRC_MIN) {
-		uint32_t crc = crc_beside512(p, len, side);
+		uint32_t crc = crc_beside512(p, len, NULL, side);
 
 		droce_side_copy_run(side);
 		return crc;
@@ -525,6 +534,37 @@ droce_crc32_beside(const void *p, uint32_t len, struct droce_side_copy *side)
 #endif
 	droce_side_copy_run(side);
 	return droce_crc32(p, len);
+}
+
+uint32_t
+droce_crc32_beside_masked(void *p, uint32_t len, const struct droce_crc_mask *mask,
+			  struct droce_side_copy *side)
+{
+	struct droce_side_copy none = { .n = 0 };
+	uint8_t saved[DROCE_CRC_MASK_LEN], *b = p;
+	uint32_t crc, n, i;
+
+	if (side == NULL)
+		side = &none;
+#ifdef RTE_ARCH_X86
+	if (crc_path == DROCE_CRC_VPCLMUL && len >= DROCE_COPY_CRC_MIN) {
+		crc = crc_beside512(p, len, mask, side);
+		droce_side_copy_run(side);
+		return crc;
+	}
+#endif
+	droce_side_copy_run(side);
+	if (len < DROCE_CRC_MASKED_MAX)
+		return droce_crc32_masked(p, len, mask);
+	/* A long run without the 512-bit path: rte_net_crc takes no mask, so
+	 * the bytes are masked in place for its call, and put back. */
+	n = RTE_MIN(len, (uint32_t)DROCE_CRC_MASK_LEN);
+	memcpy(saved, b, n);
+	for (i = 0; i < n; i++)
+		b[i] |= mask->b[16 + i];
+	crc = droce_crc32(b, len);
+	memcpy(b, saved, n);
+	return crc;
 }
 
 uint32_t

@@ -9,11 +9,12 @@
  *   || everything after the BTH up to the ICRC.
  * The CRC is sent little-endian.
  *
- * A short frame in one segment without IP options (most frames) goes
- * through droce_crc32_masked(), which sets the masked bits as it reads
- * (the 8 bytes before the IP header belong to the Ethernet header and
- * read as the ones). Others: droce_crc32() (rte_net_crc for long runs)
- * takes one contiguous buffer and no seed, so the masked bytes are
+ * A frame in one segment without IP options (nearly every frame) goes
+ * through droce_crc32_masked() when short, droce_crc32_beside_masked()
+ * when long: both set the masked bits as they read (the 8 bytes before
+ * the IP header belong to the Ethernet header and read as the ones), and
+ * the frame is only read. Others: droce_crc32() (rte_net_crc for long
+ * runs) takes one contiguous buffer and no seed, so the masked bytes are
  * written in place, the whole frame goes through one call, and the saved
  * bytes are put back. Chained mbufs get one call per segment, joined as
  * zlib's crc32_combine() does (icrc_join()).
@@ -195,6 +196,18 @@ icrc_join(uint32_t crc1, uint32_t crc2, uint32_t len2)
 	       j->t[2][(crc1 >> 16) & 0xff] ^ j->t[3][crc1 >> 24] ^ crc2;
 }
 
+/* The ICRC of the @p len bytes at @p p (from the LRH's place) of a frame
+ * in one segment without IP options: its mask ORed in as the bytes are
+ * read. With @p side (not NULL), the copy it holds is made on the way
+ * where the frame is long. */
+static uint32_t
+icrc_flat(uint8_t *p, uint32_t len, bool ipv6, struct droce_side_copy *side)
+{
+	if (len < DROCE_CRC_MASKED_MAX)
+		return droce_crc32_masked(p, len, droce_icrc_mask(ipv6));
+	return droce_crc32_beside_masked(p, len, droce_icrc_mask(ipv6), side);
+}
+
 /* The ICRC of the frame @p s spans; with @p side (not NULL), the copy it
  * holds is made on the way where the frame is long and in one segment. */
 static uint32_t
@@ -207,11 +220,10 @@ icrc_compute(struct rte_mbuf *m, const struct icrc_span *s, struct droce_side_co
 	const struct rte_mbuf *seg;
 	uint32_t crc, left;
 
-	if (s->end <= first_len && s->end - s->start < DROCE_CRC_MASKED_MAX &&
-	    mask_len == (s->ipv6 ? V6_UDP : V4_UDP) + sizeof(struct rte_udp_hdr) +
-			sizeof(struct droce_bth))
-		return droce_crc32_masked(p + s->start, s->end - s->start,
-					  droce_icrc_mask(s->ipv6));
+	if (s->end <= first_len && mask_len == (s->ipv6 ? V6_UDP : V4_UDP) +
+			sizeof(struct rte_udp_hdr) + sizeof(struct droce_bth))
+		return icrc_flat(p + s->start, s->end - s->start, s->ipv6, side);
+	/* IP options, or chained: masked in place, and put back. */
 	memcpy(saved, p + s->start, mask_len);
 	icrc_mask(p, s);
 	if (s->end <= first_len) {
@@ -292,18 +304,17 @@ bool
 droce_icrc_check_pkt(struct rte_mbuf *m, const struct droce_pkt *pkt,
 		     struct droce_side_copy *side)
 {
-	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 	uint32_t start = pkt->l3_off - DROCE_ICRC_LRH_LEN;
 	uint32_t end = pkt->payload_off + pkt->payload_len + pkt->pad;
 	uint32_t wire;
 	bool ok;
 
-	/* The common frame: short, in one segment with its ICRC, no IP options. */
-	if (end + DROCE_ICRC_LEN <= rte_pktmbuf_data_len(m) && end - start < DROCE_CRC_MASKED_MAX &&
+	/* The common frame: in one segment with its ICRC, no IP options. */
+	if (end + DROCE_ICRC_LEN <= rte_pktmbuf_data_len(m) &&
 	    pkt->l4_off == pkt->l3_off + (pkt->ipv6 ? V6_UDP : V4_UDP) - DROCE_ICRC_LRH_LEN) {
 		memcpy(&wire, p + end, sizeof(wire));
-		ok = rte_le_to_cpu_32(wire) ==
-		     droce_crc32_masked(p + start, end - start, droce_icrc_mask(pkt->ipv6));
+		ok = rte_le_to_cpu_32(wire) == icrc_flat(p + start, end - start, pkt->ipv6, side);
 	} else {
 		ok = icrc_check(m, pkt->l3_off, side);
 	}

@@ -691,6 +691,20 @@ droce_side_copy_run(struct droce_side_copy *side)
 uint32_t droce_crc32_beside(const void *p, uint32_t len, struct droce_side_copy *side);
 
 /**
+ * droce_crc32_beside() of the @p len bytes at @p p as if each byte
+ * i < DROCE_CRC_MASK_LEN were ORed with @p mask's byte i (what
+ * droce_crc32_masked() computes, for runs of any length): the ICRC of a
+ * received frame. Where the 512-bit path takes the run, the mask is ORed
+ * in as the bytes are read and @p p is only read: masking the bytes in
+ * place would have the CRC's first loads wait for those stores. Elsewhere
+ * a long run's first bytes are masked in place for the CRC and put back,
+ * so @p p must be writable and no other thread may read it meanwhile.
+ * @p side may be NULL (no copy).
+ */
+uint32_t droce_crc32_beside_masked(void *p, uint32_t len, const struct droce_crc_mask *mask,
+				   struct droce_side_copy *side);
+
+/**
  * Let droce_copy() use its vector loop when the CPU has AVX2 (until this
  * is called every copy is a memmove()). droce_icrc_init() calls it.
  * @return true when the loop is used.

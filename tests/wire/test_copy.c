@@ -12,6 +12,9 @@
  * droce_crc32_beside(): zlib's CRC of one run and memcpy()'s bytes of the
  * other, the copy shorter, as long as, or longer than the CRC's run, or
  * none, on every CRC path.
+ * droce_crc32_beside_masked(): the same with a mask on the run's first 64
+ * bytes (zlib's CRC of a masked copy), the run left as it was, at every
+ * place in a line against every length mod 64, on every CRC path.
  */
 #include <string.h>
 #include <zlib.h>
@@ -227,6 +230,60 @@ START_TEST(crc_beside)
 }
 END_TEST
 
+/* droce_crc32_beside_masked() of @p len bytes at src + @p so under
+ * @p mask, with a copy of @p n bytes beside it (none: a NULL side). */
+static void
+check_beside_masked(uint32_t len, unsigned so, const struct droce_crc_mask *mask, uint32_t n)
+{
+	static uint8_t masked[AREA], before[AREA];
+	struct droce_side_copy side = { .dst = dst_area + so, .src = src_area + 2 * PAGE, .n = n };
+	uint32_t crc, i;
+
+	memcpy(masked, src_area + so, len);
+	for (i = 0; i < len && i < DROCE_CRC_MASK_LEN; i++)
+		masked[i] |= mask->b[16 + i];
+	memset(dst_area, GUARD, AREA);
+	memset(want, GUARD, AREA);
+	memcpy(want + so, src_area + 2 * PAGE, n);
+	memcpy(before, src_area, AREA);
+	crc = droce_crc32_beside_masked(src_area + so, len, mask, n != 0 ? &side : NULL);
+	ck_assert_msg(crc == (uint32_t)crc32(0, masked, len), "len %u +%u masked: crc %08x", len,
+		      so, crc);
+	ck_assert_msg(memcmp(src_area, before, AREA) == 0, "len %u +%u: the run changed", len, so);
+	ck_assert_msg(memcmp(dst_area, want, AREA) == 0, "len %u +%u: beside %u", len, so, n);
+	ck_assert_uint_eq(side.n, 0);
+}
+
+START_TEST(crc_beside_masked)
+{
+	static const enum droce_crc_path paths[] = {
+		DROCE_CRC_VPCLMUL, DROCE_CRC_AVX512, DROCE_CRC_SSE, DROCE_CRC_LIB,
+	};
+	struct droce_crc_mask mask;
+
+	fill(src_area, AREA, 9);
+	/* Bits in each of the 64 bytes a mask covers, all of them in some. */
+	memset(&mask, 0, sizeof(mask));
+	for (unsigned i = 0; i < DROCE_CRC_MASK_LEN; i++)
+		droce_crc_mask_set(&mask, i, (uint8_t)(i % 5 == 0 ? 0xff : 1u << (i % 8)));
+	for (unsigned p = 0; p < RTE_DIM(paths); p++) {
+		if (droce_crc32_path_set(paths[p]) != 0)
+			continue;
+		/* Every place in a line against every length mod 64, from the
+		 * masked short runs' lengths to the fused path's. */
+		for (unsigned so = 0; so < 64; so++)
+			for (uint32_t len = DROCE_CRC_MASK_LEN; len < DROCE_COPY_CRC_MIN + 64; len += 5)
+				check_beside_masked(len + 64 * (so % 3), so, &mask, len % 3 * 700);
+		/* A received frame from the LRH's place: both ICRC masks. */
+		for (unsigned so = 0; so < 64; so += 3) {
+			check_beside_masked(4096 + 52, so, droce_icrc_mask(false), 4096);
+			check_beside_masked(4096 + 72, so, droce_icrc_mask(true), 0);
+		}
+	}
+	droce_crc32_init();
+}
+END_TEST
+
 Suite *
 suite_copy(void)
 {
@@ -237,6 +294,7 @@ suite_copy(void)
 	tcase_add_test(tc, copy_loop_chosen);
 	tcase_add_test(tc, copy_crc);
 	tcase_add_test(tc, crc_beside);
+	tcase_add_test(tc, crc_beside_masked);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -172,8 +172,8 @@ check_icrc_flips(struct rte_mbuf *m, const struct droce_pkt *pkt, bool v6,
 /* The ICRC's masks for droce_crc32_masked() set the bits the masking in
  * place does (what the frames of the vectors and of rxe are checked
  * with): a frame whose ICRC is checked both ways, IPv4 and IPv6, short
- * and long (a long one in one segment takes the masked headers' CRC
- * continued through the rest, on the CPUs with the fused loop), on each
+ * and long (a long one in one segment takes droce_crc32_beside_masked(),
+ * which masks as it reads on the CPUs with the fused loop), on each
  * CRC path the CPU runs, with a copy beside the check and without. */
 START_TEST(test_icrc_masks)
 {
