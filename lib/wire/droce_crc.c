@@ -411,11 +411,18 @@ copy_crc512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev)
 	return fold_run512(d, s, n, prev, NULL, NULL);
 }
 
+/* The copy's place and length in registers: kept in *@p side, they would
+ * be stored and loaded back at every step, as the loop's vector stores
+ * might alias them, and each step would wait for the one before. */
 CRC512_TARGET static uint32_t
 crc_beside512(const uint8_t *s, uint32_t n, const struct droce_crc_mask *mask,
 	      struct droce_side_copy *side)
 {
-	return fold_run512(NULL, s, n, 0, mask, side);
+	struct droce_side_copy own = *side;
+	uint32_t crc = fold_run512(NULL, s, n, 0, mask, &own);
+
+	*side = own;
+	return crc;
 }
 
 /* The four instances, each with its mask known (none, or one) and its
