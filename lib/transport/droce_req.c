@@ -401,6 +401,27 @@ req_complete_unacked(struct droce_qp *qp)
 		droce_sq_retire(qp, IBV_WC_SUCCESS);
 }
 
+/*
+ * The packets of a SEND or WRITE, from its next one on, while the staging
+ * has room and nothing else stops the QP: what droce_req_run() checks
+ * before each WQE (its state, fences, READ credits) holds for the rest of
+ * the same WQE, so a long message's packets skip it. @return false when
+ * not even the first could be built.
+ */
+static bool
+req_data_frames(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
+		bool reliable)
+{
+	if (!req_data(tx, qp, w))
+		return false;
+	while (w->state != DROCE_WQE_SENT && droce_tx_room(tx) > 0 && !qp->req.stopped &&
+	       droce_qp_state(qp) == IBV_QPS_RTS &&
+	       (!reliable || droce_psn_diff(qp->req.psn, qp->comp.psn) < REQ_WINDOW) &&
+	       droce_cc_may_send(tx, qp, req_frame_bytes(qp, w, false)) && req_data(tx, qp, w))
+		;
+	return true;
+}
+
 bool
 droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 {
@@ -450,7 +471,7 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 			continue;
 		}
 		if (!(qp->type == IBV_QPT_UD ? req_ud(tx, qp, w) :
-		      rd_atomic ? req_rd_atomic(tx, qp, w) : req_data(tx, qp, w)))
+		      rd_atomic ? req_rd_atomic(tx, qp, w) : req_data_frames(tx, qp, w, reliable)))
 			break;
 		if (w->state == DROCE_WQE_POSTED)
 			w->state = DROCE_WQE_SENDING;
