@@ -532,7 +532,7 @@ static const struct {
 	STAT_NAME(rx_loopback), STAT_NAME(rx_not_roce), STAT_NAME(rx_malformed),
 	STAT_NAME(rx_bad_opcode), STAT_NAME(rx_bad_icrc), STAT_NAME(rx_not_ours),
 	STAT_NAME(rx_redirected_out), STAT_NAME(rx_redirected_in), STAT_NAME(rx_redirect_drops),
-	STAT_NAME(tx_frames), STAT_NAME(tx_arp), STAT_NAME(tx_busy),
+	STAT_NAME(rx_predicted), STAT_NAME(tx_frames), STAT_NAME(tx_arp), STAT_NAME(tx_busy),
 	STAT_NAME(rx_app_taken), STAT_NAME(rx_app_returned), STAT_NAME(rx_app_copied),
 	STAT_NAME(rx_app_drops),
 	FAULT_STAT_NAMES(rx), FAULT_STAT_NAMES(tx),

@@ -314,6 +314,7 @@ struct droce_port_stats {
 	uint64_t rx_redirected_out;  /**< RoCEv2 frames this queue received for another engine's QP, handed over */
 	uint64_t rx_redirected_in;   /**< RoCEv2 frames another queue received for this engine's QPs */
 	uint64_t rx_redirect_drops;  /**< frames for another engine dropped: its redirect ring was full */
+	uint64_t rx_predicted;       /**< frames whose headers were the last kept frame's but for lengths, opcode and PSN: its parse taken (header prediction), not parsed again */
 	uint64_t tx_frames;          /**< frames handed to the ethdev or looped back */
 	uint64_t tx_arp;             /**< ARP requests and replies sent */
 	uint64_t tx_busy;            /**< frames not taken for now: full ethdev or TX fault stage (kept by the caller) */

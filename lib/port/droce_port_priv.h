@@ -120,6 +120,13 @@ struct droce_port_queue {
 	struct droce_port_cycles cycles;
 	uint32_t learn_ip;       /* last learned, to skip repeated learning */
 	uint64_t learn_tsc;
+	/* The last frame the port's RX kept (not a looped one), for the next
+	 * burst's first frame to be predicted from (droce_pkt_predict()):
+	 * its first ref_len bytes (0: none yet) and its parse. Its verdict
+	 * holds as long as the port's addresses, fixed once it is attached. */
+	uint32_t ref_len;
+	uint8_t ref_hdr[DROCE_PKT_PREDICT_LEN];
+	struct droce_pkt ref_pkt;
 	/* Fault injection (configured from any thread): last, as the paths
 	 * read no more of them than the busy test while no fault is set. */
 	struct droce_fault fault_rx, fault_tx;

@@ -265,27 +265,40 @@ rx_steer(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf **pk
 
 /* Capture, classify, steer and compact @p n frames in place. @return
  * those kept. A frame whose headers are the last kept one's but for its
- * lengths and PSN (the next frame of the same QP, mostly) takes that
- * one's parse (droce_pkt_predict()), and its verdict: the same addresses
- * are the port's, the same QPN ours. */
+ * lengths, opcode and PSN (the next frame of the same QP, mostly) takes
+ * that one's parse (droce_pkt_predict()), and its verdict: the same
+ * addresses are the port's, the same QPN ours. The first frame of a
+ * burst is predicted from the last one the queue kept before (frames the
+ * port sent itself, whose MAC is not checked, are not kept for that): a
+ * latency test's every frame is the first of its burst. */
 static uint16_t
 rx_classify(struct droce_port *p, struct droce_port_queue *pq, struct droce_capture *c,
 	    struct rte_mbuf **pkts, uint16_t n, bool looped)
 {
-	struct rte_mbuf *last = NULL;
-	uint16_t i, kept = 0;
+	const struct droce_pkt *ref_pkt = !looped && pq->ref_len != 0 ? &pq->ref_pkt : NULL;
+	const uint8_t *ref = pq->ref_hdr;
+	uint32_t ref_len = pq->ref_len;
+	uint16_t i, kept = 0, predicted = 0;
 
 	if (c != NULL)
 		droce_capture_frames(c, p->port_id, pkts, n, RTE_PCAPNG_DIRECTION_IN);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 
-		if ((last != NULL &&
-		     droce_pkt_predict(last, droce_pkt_of(last), m, droce_pkt_of(m))) ||
-		    rx_one(p, pq, m, looped)) {
-			pkts[kept++] = m;
-			last = m;
-		}
+		if (ref_pkt != NULL && droce_pkt_predict(ref, ref_len, ref_pkt, m, droce_pkt_of(m)))
+			predicted++;
+		else if (!rx_one(p, pq, m, looped))
+			continue;
+		pkts[kept++] = m;
+		ref = rte_pktmbuf_mtod(m, const uint8_t *);
+		ref_len = rte_pktmbuf_data_len(m);
+		ref_pkt = droce_pkt_of(m);
+	}
+	DROCE_STAT_ADD(pq, rx_predicted, predicted);
+	if (kept != 0 && !looped) {
+		pq->ref_len = RTE_MIN(ref_len, (uint32_t)DROCE_PKT_PREDICT_LEN);
+		memcpy(pq->ref_hdr, ref, pq->ref_len);
+		pq->ref_pkt = *ref_pkt;
 	}
 	return rx_steer(p, pq, pkts, kept);
 }

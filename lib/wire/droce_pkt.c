@@ -198,23 +198,26 @@ droce_pkt_parse(struct rte_mbuf *m, struct droce_pkt *pkt, bool check_icrc)
 /*
  * Header prediction (droce_pkt_predict()). A frame's bytes up to the
  * BTH's destination QP, but for the lengths, the checksums, IPv4's
- * identification and the pad count, are compared with the last frame's,
- * 8 bytes at a time under a mask. There is one layout per IP version and
- * 802.1Q tag (no IP options or IPv6 extension headers), each compiled on
- * its own: its offsets and the place of its mask are constants, so each
- * word costs two loads, an XOR and an AND. Whatever differs from the
- * last frame (another QP, an ECN mark, another opcode) leaves the frame
- * to parse().
+ * identification, the opcode and the pad count, are compared with the
+ * last frame's, 8 bytes at a time under a mask. There is one layout per
+ * IP version and 802.1Q tag (no IP options or IPv6 extension headers),
+ * each compiled on its own: its offsets and the place of its mask are
+ * constants, so each word costs two loads, an XOR and an AND. Whatever
+ * else differs from the last frame (another QP, an ECN mark) leaves the
+ * frame to parse(). The opcode may differ, as it does from a message's
+ * FIRST packet to its MIDDLE and LAST ones: it only decides the
+ * extension headers, which the opcode table's row says, and parse()
+ * judges nothing else by it.
  */
 
-#define PREDICT_WORDS 10   /* 80 bytes: the longest, 802.1Q + IPv6, needs 74 */
+#define PREDICT_WORDS (DROCE_PKT_PREDICT_LEN / 8) /* the longest, 802.1Q + IPv6, needs 74 */
 
 /* [IPv6][802.1Q tag][word]: ones where the layout's bytes are compared. */
 static uint64_t predict_masks[2][2][PREDICT_WORDS];
 
 /* Which bytes a layout compares, its IP header at @p l3: all of the
  * headers but the IP length (and IPv4's identification and checksum),
- * the UDP length and checksum; the BTH to its QPN. */
+ * the UDP length and checksum; the BTH to its QPN but for the opcode. */
 RTE_INIT(droce_pkt_predict_init)
 {
 	for (unsigned v6 = 0; v6 < 2; v6++) {
@@ -235,7 +238,8 @@ RTE_INIT(droce_pkt_predict_init)
 				memset(mask + l3 + 12, 0xff, l4 + 4 - (l3 + 12));
 			}
 			memset(mask + bth, 0xff, 8);
-			/* The pad count may differ (read from the frame). */
+			/* The opcode and the pad count may differ (read from the frame). */
+			mask[bth] = 0;
 			mask[bth + 1] = (uint8_t)~DROCE_BTH_PAD_MASK;
 			memcpy(predict_masks[v6][tag], mask, sizeof(mask));
 		}
@@ -244,15 +248,15 @@ RTE_INIT(droce_pkt_predict_init)
 
 /* droce_pkt_predict() for the layout of @p l3 and @p v6 (constants). */
 static inline __attribute__((always_inline)) bool
-predict_layout(const struct rte_mbuf *prev, const struct droce_pkt *prev_pkt,
+predict_layout(const uint8_t *a, uint32_t prev_len, const struct droce_pkt *prev_pkt,
 	       const struct rte_mbuf *m, struct droce_pkt *pkt, const unsigned l3, const bool v6)
 {
 	const unsigned l4 = l3 + (v6 ? sizeof(struct rte_ipv6_hdr) : sizeof(struct rte_ipv4_hdr));
-	const unsigned words = (l4 + sizeof(struct rte_udp_hdr) + 8 + 7) / 8;
-	const struct droce_opcode_info *op = prev_pkt->op;
-	const uint8_t *a = rte_pktmbuf_mtod(prev, const uint8_t *);
+	const unsigned bth_off = l4 + sizeof(struct rte_udp_hdr);
+	const unsigned words = (bth_off + 8 + 7) / 8;
 	const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
-	const struct droce_bth *bth = (const struct droce_bth *)(b + l4 + sizeof(struct rte_udp_hdr));
+	const struct droce_bth *bth = (const struct droce_bth *)(b + bth_off);
+	const struct droce_opcode_info *op;
 	uint32_t frame_len = rte_pktmbuf_pkt_len(m) - l3;
 	uint32_t l4_len, udp_len, rest, payload_len;
 	uint64_t diff = 0;
@@ -262,10 +266,8 @@ predict_layout(const struct rte_mbuf *prev, const struct droce_pkt *prev_pkt,
 	RTE_BUILD_BUG_ON((sizeof(struct rte_ether_hdr) + sizeof(struct rte_vlan_hdr) +
 			  sizeof(struct rte_ipv6_hdr) + sizeof(struct rte_udp_hdr) + 8 + 7) / 8 >
 			 PREDICT_WORDS);
-	/* Every header, extension headers included, in the first segment,
-	 * as parse() requires; the words compared in both frames. */
-	if (rte_pktmbuf_data_len(m) < RTE_MAX((unsigned)prev_pkt->payload_off, words * 8) ||
-	    rte_pktmbuf_data_len(prev) < words * 8)
+	/* The words compared, in both frames. */
+	if (rte_pktmbuf_data_len(m) < words * 8 || prev_len < words * 8)
 		return false;
 #pragma GCC unroll 10
 	for (unsigned i = 0; i < words; i++) {
@@ -276,6 +278,11 @@ predict_layout(const struct rte_mbuf *prev, const struct droce_pkt *prev_pkt,
 		diff |= (x ^ y) & predict_masks[v6][l3 != sizeof(struct rte_ether_hdr)][i];
 	}
 	if (diff != 0)
+		return false;
+	/* Its own opcode, and every extension header it has in the first
+	 * segment, as parse() requires. */
+	op = &droce_opcode_table[bth->opcode];
+	if (op->name == NULL || rte_pktmbuf_data_len(m) < bth_off + op->hdr_len)
 		return false;
 	/* The same headers: only what parse() checks of the lengths is left. */
 	memcpy(&v, b + l3 + (v6 ? offsetof(struct rte_ipv6_hdr, payload_len) :
@@ -302,6 +309,9 @@ predict_layout(const struct rte_mbuf *prev, const struct droce_pkt *prev_pkt,
 	if ((payload_len != 0 || pad != 0) && !(op->flags & DROCE_OPF_PAYLOAD))
 		return false;
 	*pkt = *prev_pkt;
+	pkt->op = op;
+	pkt->opcode = bth->opcode;
+	pkt->payload_off = (uint16_t)(bth_off + op->hdr_len);
 	pkt->pad = (uint8_t)pad;
 	pkt->payload_len = payload_len;
 	pkt->psn = droce_bth_psn(bth);
@@ -309,7 +319,7 @@ predict_layout(const struct rte_mbuf *prev, const struct droce_pkt *prev_pkt,
 }
 
 bool
-droce_pkt_predict(const struct rte_mbuf *prev, const struct droce_pkt *prev_pkt,
+droce_pkt_predict(const uint8_t *prev, uint32_t prev_len, const struct droce_pkt *prev_pkt,
 		  const struct rte_mbuf *m, struct droce_pkt *pkt)
 {
 	const unsigned eth = sizeof(struct rte_ether_hdr), tag = sizeof(struct rte_vlan_hdr);
@@ -321,11 +331,11 @@ droce_pkt_predict(const struct rte_mbuf *prev, const struct droce_pkt *prev_pkt,
 		return false;
 	/* Each layout with its own constants. */
 	if (prev_pkt->l3_off == eth)
-		return v6 ? predict_layout(prev, prev_pkt, m, pkt, eth, true) :
-			    predict_layout(prev, prev_pkt, m, pkt, eth, false);
+		return v6 ? predict_layout(prev, prev_len, prev_pkt, m, pkt, eth, true) :
+			    predict_layout(prev, prev_len, prev_pkt, m, pkt, eth, false);
 	if (prev_pkt->l3_off == eth + tag)
-		return v6 ? predict_layout(prev, prev_pkt, m, pkt, eth + tag, true) :
-			    predict_layout(prev, prev_pkt, m, pkt, eth + tag, false);
+		return v6 ? predict_layout(prev, prev_len, prev_pkt, m, pkt, eth + tag, true) :
+			    predict_layout(prev, prev_len, prev_pkt, m, pkt, eth + tag, false);
 	return false;
 }
 

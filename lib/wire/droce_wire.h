@@ -397,19 +397,25 @@ enum droce_parse_err {
 enum droce_parse_err droce_pkt_parse(struct rte_mbuf *m, struct droce_pkt *pkt,
 				     bool check_icrc);
 
+/** The most bytes of a frame's headers droce_pkt_predict() compares. */
+#define DROCE_PKT_PREDICT_LEN 80
+
 /**
- * Header prediction: parse @p m from @p prev, a frame droce_pkt_parse()
- * accepted with @p prev_pkt (and still held), when their headers are the
+ * Header prediction: parse @p m from the first @p prev_len bytes at
+ * @p prev (at least the headers, up to DROCE_PKT_PREDICT_LEN) of a frame
+ * droce_pkt_parse() accepted with @p prev_pkt, when their headers are the
  * same bytes up to the BTH's destination QP but for the lengths (IP,
- * UDP), the checksums, IPv4's identification and the BTH's pad count,
- * and both have no IP options or IPv6 extension headers. A burst's frames
- * of one QP are such a run: each then costs a masked compare and the
- * parse's length checks, not a whole parse. Whatever it accepts, droce_pkt_parse() accepts with
- * the same result (without the ICRC check, which stays to be done).
+ * UDP), the checksums, IPv4's identification, the BTH's opcode and its
+ * pad count, and both have no IP options or IPv6 extension headers. A
+ * QP's frames are such a run (a WRITE's FIRST, MIDDLE and LAST packets,
+ * a WRITE and the ACK beside it): each then costs a masked compare, the
+ * opcode's row of the table and the parse's length checks, not a whole
+ * parse. Whatever it accepts, droce_pkt_parse() accepts with the same
+ * result (without the ICRC check, which stays to be done).
  * @return true and @p pkt filled; false when @p m is to be parsed in full
  * (which also rejects and counts what is wrong with it).
  */
-bool droce_pkt_predict(const struct rte_mbuf *prev, const struct droce_pkt *prev_pkt,
+bool droce_pkt_predict(const uint8_t *prev, uint32_t prev_len, const struct droce_pkt *prev_pkt,
 		       const struct rte_mbuf *m, struct droce_pkt *pkt);
 
 /** Pointer to header @p h of a parsed packet (NULL when the opcode has none). */

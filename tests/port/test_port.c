@@ -499,6 +499,43 @@ START_TEST(test_roce_rejected)
 }
 END_TEST
 
+/* Header prediction: a frame like the last one the queue kept, in a
+ * burst of its own, takes that one's parse (other PSN, length or opcode);
+ * another QP is parsed; what it takes is still checked (ICRC). */
+START_TEST(test_roce_predicted)
+{
+	struct droce_port_stats s0, s;
+	struct droce_l3_addr a;
+	struct rte_mbuf *m;
+	uint32_t k;
+
+	resolve_a_to_b(&a);
+	drain(pb);
+	s0 = stats(pb);
+	for (k = 0; k < 4; k++) {
+		send_one(pa, build_roce(pa, &a, DROCE_OP_SEND_ONLY, 1, k, 64 + 4 * k));
+		ck_assert_uint_eq(pump(pb, NULL), 1);
+	}
+	send_one(pa, build_roce(pa, &a, DROCE_OP_SEND_FIRST, 1, k++, 4096));
+	ck_assert_uint_eq(pump(pb, NULL), 1);
+	s = stats(pb);
+	ck_assert_uint_eq(s.rx_roce - s0.rx_roce, 5);
+	/* The first after the ARP exchange was parsed. */
+	ck_assert_uint_eq(s.rx_predicted - s0.rx_predicted, 4);
+	send_one(pa, build_roce(pa, &a, DROCE_OP_SEND_ONLY, 2, k++, 64));
+	ck_assert_uint_eq(pump(pb, NULL), 1);
+	m = build_roce(pa, &a, DROCE_OP_SEND_ONLY, 2, k++, 64);
+	*rte_pktmbuf_mtod_offset(m, uint8_t *, rte_pktmbuf_data_len(m) - 10) ^= 0x40;
+	send_one(pa, m);
+	ck_assert_uint_eq(pump(pb, NULL), 0);
+	s0 = s;
+	s = stats(pb);
+	ck_assert_uint_eq(s.rx_roce - s0.rx_roce, 1);
+	ck_assert_uint_eq(s.rx_bad_icrc - s0.rx_bad_icrc, 1);
+	ck_assert_uint_eq(s.rx_predicted - s0.rx_predicted, 1);
+}
+END_TEST
+
 /* Send raw frames from ethdev A straight to port B. */
 static void
 inject(struct rte_mbuf **m, unsigned n)
@@ -1251,6 +1288,7 @@ main(void)
 	tcase_add_test(tc, test_route_other);
 	tcase_add_test(tc, test_roce_a_to_b);
 	tcase_add_test(tc, test_roce_rejected);
+	tcase_add_test(tc, test_roce_predicted);
 	tcase_add_test(tc, test_garbage);
 	tcase_add_test(tc, test_loopback);
 	tcase_add_test(tc, test_frame_local);

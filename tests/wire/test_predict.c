@@ -7,7 +7,8 @@
  * of every layout (IPv4, IPv6, untagged or 802.1Q) with other PSNs and
  * lengths, and on random corruptions, truncations and splits of them.
  * And the prediction must take the frames it is for: the next frame of a
- * QP whose headers differ only by PSN and lengths.
+ * QP whose headers differ only by PSN, lengths and opcode (the next
+ * packet of a message, or an ACK beside a request).
  */
 #include <string.h>
 
@@ -32,10 +33,22 @@ check_against_parse(const struct rte_mbuf *prev, const struct droce_pkt *pp, str
 {
 	struct droce_pkt pred, full;
 
+	const uint8_t *a = rte_pktmbuf_mtod(prev, const uint8_t *);
+	uint32_t a_len = rte_pktmbuf_data_len(prev);
+	bool took;
+
 	memset(&pred, 0, sizeof(pred));
 	memset(&full, 0, sizeof(full));
-	if (!droce_pkt_predict(prev, pp, q, &pred))
+	took = droce_pkt_predict(a, a_len, pp, q, &pred);
+	/* From the headers a port queue keeps of the last frame: the same. */
+	memset(&full, 0, sizeof(full));
+	ck_assert_int_eq(droce_pkt_predict(a, RTE_MIN(a_len, (uint32_t)DROCE_PKT_PREDICT_LEN), pp,
+					   q, &full), took);
+	if (took)
+		ck_assert_mem_eq(&pred, &full, sizeof(pred));
+	if (!took)
 		return false;
+	memset(&full, 0, sizeof(full));
 	ck_assert_int_eq(droce_pkt_parse(q, &full, false), DROCE_PARSE_OK);
 	ck_assert_mem_eq(&pred, &full, sizeof(pred));
 	return true;
@@ -139,9 +152,10 @@ START_TEST(test_predict_layouts)
 			uint32_t prev_len = frame(prev, &a, ack, 0x10, 64), q_len;
 			unsigned took = 0, mutated = 0;
 
-			/* The next frames of the QP, other PSNs and lengths: taken. */
+			/* The next frames of the QP, other PSNs and lengths, of
+			 * the same kind or the other (another opcode): taken. */
 			for (uint32_t k = 0; k < 40; k++) {
-				q_len = frame(q, &a, ack, 0x11 + k, k * 37);
+				q_len = frame(q, &a, ack ^ (k & 1), 0x11 + k, k * 37);
 				ck_assert_uint_eq(check_pair(prev, prev_len, q, q_len) != 0, 1);
 			}
 			/* Corrupted: a random byte of the headers (or past them)
@@ -178,8 +192,9 @@ START_TEST(test_predict_layouts)
 }
 END_TEST
 
-/* Another QP, opcode, ECN mark or destination MAC (which the port's
- * filter, not the parse, judges): left to the parse. */
+/* Another QP, P_Key, ECN mark or destination MAC (which the port's
+ * filter, not the parse, judges), or an opcode nobody defined: left to
+ * the parse. */
 START_TEST(test_predict_declines)
 {
 	static uint8_t prev[MAX_FRAME], q[MAX_FRAME];
@@ -194,9 +209,11 @@ START_TEST(test_predict_declines)
 	pm = test_mbuf(prev, prev_len);
 	ck_assert_int_eq(droce_pkt_parse(pm, &pp, false), DROCE_PARSE_OK);
 	for (unsigned k = 0; k < 5; k++) {
-		q_len = frame(q, &a, k == 1, 0x11, 64);
+		q_len = frame(q, &a, false, 0x11, 64);
 		if (k == 0)
 			q[bth + 7] ^= 1;        /* another destination QP */
+		else if (k == 1)
+			q[bth] = 0x1f;          /* an RC opcode nobody defined */
 		else if (k == 2)
 			q[15] |= 3;             /* ECN: CE */
 		else if (k == 3)
@@ -204,7 +221,7 @@ START_TEST(test_predict_declines)
 		else if (k == 4)
 			q[5] ^= 1;              /* another destination MAC */
 		qm = test_mbuf(q, q_len);
-		ck_assert(!droce_pkt_predict(pm, &pp, qm, &pred));
+		ck_assert(!droce_pkt_predict(prev, prev_len, &pp, qm, &pred));
 		rte_pktmbuf_free(qm);
 	}
 	rte_pktmbuf_free(pm);
