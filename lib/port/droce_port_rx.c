@@ -278,23 +278,24 @@ rx_classify(struct droce_port *p, struct droce_port_queue *pq, struct droce_capt
 	const struct droce_pkt *ref_pkt = !looped && pq->ref_len != 0 ? &pq->ref_pkt : NULL;
 	const uint8_t *ref = pq->ref_hdr;
 	uint32_t ref_len = pq->ref_len;
-	uint16_t i, kept = 0, predicted = 0;
+	uint16_t i, kept = 0, parsed = 0;
 
 	if (c != NULL)
 		droce_capture_frames(c, p->port_id, pkts, n, RTE_PCAPNG_DIRECTION_IN);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 
-		if (ref_pkt != NULL && droce_pkt_predict(ref, ref_len, ref_pkt, m, droce_pkt_of(m)))
-			predicted++;
-		else if (!rx_one(p, pq, m, looped))
-			continue;
+		if (ref_pkt == NULL || !droce_pkt_predict(ref, ref_len, ref_pkt, m, droce_pkt_of(m))) {
+			if (!rx_one(p, pq, m, looped))
+				continue;
+			parsed++;
+		}
 		pkts[kept++] = m;
 		ref = rte_pktmbuf_mtod(m, const uint8_t *);
 		ref_len = rte_pktmbuf_data_len(m);
 		ref_pkt = droce_pkt_of(m);
 	}
-	DROCE_STAT_ADD(pq, rx_predicted, predicted);
+	DROCE_STAT_ADD(pq, rx_predicted, kept - parsed);
 	if (kept != 0 && !looped) {
 		pq->ref_len = RTE_MIN(ref_len, (uint32_t)DROCE_PKT_PREDICT_LEN);
 		memcpy(pq->ref_hdr, ref, pq->ref_len);

@@ -412,14 +412,18 @@ static bool
 req_data_frames(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 		bool reliable)
 {
-	if (!req_data(tx, qp, w))
-		return false;
-	while (w->state != DROCE_WQE_SENT && droce_tx_room(tx) > 0 && !qp->req.stopped &&
-	       droce_qp_state(qp) == IBV_QPS_RTS &&
-	       (!reliable || droce_psn_diff(qp->req.psn, qp->comp.psn) < REQ_WINDOW) &&
-	       droce_cc_may_send(tx, qp, req_frame_bytes(qp, w, false)) && req_data(tx, qp, w))
-		;
-	return true;
+	bool built = false;
+
+	/* One call of req_data(), which is inlined here. */
+	while (req_data(tx, qp, w)) {
+		built = true;
+		if (w->state == DROCE_WQE_SENT || droce_tx_room(tx) == 0 || qp->req.stopped ||
+		    droce_qp_state(qp) != IBV_QPS_RTS ||
+		    (reliable && droce_psn_diff(qp->req.psn, qp->comp.psn) >= REQ_WINDOW) ||
+		    !droce_cc_may_send(tx, qp, req_frame_bytes(qp, w, false)))
+			break;
+	}
+	return built;
 }
 
 bool

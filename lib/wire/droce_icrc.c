@@ -200,7 +200,7 @@ icrc_join(uint32_t crc1, uint32_t crc2, uint32_t len2)
  * in one segment without IP options: its mask ORed in as the bytes are
  * read. With @p side (not NULL), the copy it holds is made on the way
  * where the frame is long. */
-static uint32_t
+static __rte_always_inline uint32_t
 icrc_flat(uint8_t *p, uint32_t len, bool ipv6, struct droce_side_copy *side)
 {
 	if (len < DROCE_CRC_MASKED_MAX)

@@ -258,7 +258,7 @@ predict_layout(const uint8_t *a, uint32_t prev_len, const struct droce_pkt *prev
 	const struct droce_bth *bth = (const struct droce_bth *)(b + bth_off);
 	const struct droce_opcode_info *op;
 	uint32_t frame_len = rte_pktmbuf_pkt_len(m) - l3;
-	uint32_t l4_len, udp_len, rest, payload_len;
+	uint32_t l4_len, udp_len, rest, payload_len, payload_off;
 	uint64_t diff = 0;
 	unsigned pad;
 	uint16_t v;
@@ -279,10 +279,18 @@ predict_layout(const uint8_t *a, uint32_t prev_len, const struct droce_pkt *prev
 	}
 	if (diff != 0)
 		return false;
-	/* Its own opcode, and every extension header it has in the first
-	 * segment, as parse() requires. */
-	op = &droce_opcode_table[bth->opcode];
-	if (op->name == NULL || rte_pktmbuf_data_len(m) < bth_off + op->hdr_len)
+	/* Its own opcode (the last frame's, mostly), and every extension
+	 * header it has in the first segment, as parse() requires. */
+	if (likely(bth->opcode == prev_pkt->opcode)) {
+		op = prev_pkt->op;
+		payload_off = prev_pkt->payload_off;
+	} else {
+		op = &droce_opcode_table[bth->opcode];
+		if (op->name == NULL)
+			return false;
+		payload_off = bth_off + op->hdr_len;
+	}
+	if (rte_pktmbuf_data_len(m) < payload_off)
 		return false;
 	/* The same headers: only what parse() checks of the lengths is left. */
 	memcpy(&v, b + l3 + (v6 ? offsetof(struct rte_ipv6_hdr, payload_len) :
@@ -311,7 +319,7 @@ predict_layout(const uint8_t *a, uint32_t prev_len, const struct droce_pkt *prev
 	*pkt = *prev_pkt;
 	pkt->op = op;
 	pkt->opcode = bth->opcode;
-	pkt->payload_off = (uint16_t)(bth_off + op->hdr_len);
+	pkt->payload_off = (uint16_t)payload_off;
 	pkt->pad = (uint8_t)pad;
 	pkt->payload_len = payload_len;
 	pkt->psn = droce_bth_psn(bth);
