@@ -549,7 +549,7 @@ droce_crc32_beside_masked(void *p, uint32_t len, const struct droce_crc_mask *ma
 {
 	struct droce_side_copy none = { .n = 0 };
 	uint8_t saved[DROCE_CRC_MASK_LEN], *b = p;
-	uint32_t crc, n, i;
+	uint32_t crc, i;
 
 	if (side == NULL)
 		side = &none;
@@ -565,12 +565,11 @@ droce_crc32_beside_masked(void *p, uint32_t len, const struct droce_crc_mask *ma
 		return droce_crc32_masked(p, len, mask);
 	/* A long run without the 512-bit path: rte_net_crc takes no mask, so
 	 * the bytes are masked in place for its call, and put back. */
-	n = RTE_MIN(len, (uint32_t)DROCE_CRC_MASK_LEN);
-	memcpy(saved, b, n);
-	for (i = 0; i < n; i++)
+	memcpy(saved, b, sizeof(saved));
+	for (i = 0; i < sizeof(saved); i++)
 		b[i] |= mask->b[16 + i];
 	crc = droce_crc32(b, len);
-	memcpy(b, saved, n);
+	memcpy(b, saved, sizeof(saved));
 	return crc;
 }
 

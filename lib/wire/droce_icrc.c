@@ -13,7 +13,9 @@
  * through droce_crc32_masked() when short, droce_crc32_beside_masked()
  * when long: both set the masked bits as they read (the 8 bytes before
  * the IP header belong to the Ethernet header and read as the ones), and
- * the frame is only read. Others: droce_crc32() (rte_net_crc for long
+ * the frame is only read (but for a long one on a CPU without the
+ * 512-bit CRC, which masks its first bytes in place for rte_net_crc and
+ * puts them back). Others: droce_crc32() (rte_net_crc for long
  * runs) takes one contiguous buffer and no seed, so the masked bytes are
  * written in place, the whole frame goes through one call, and the saved
  * bytes are put back. Chained mbufs get one call per segment, joined as

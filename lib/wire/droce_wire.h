@@ -519,10 +519,11 @@ unsigned droce_l3_hdr_write_buf(uint8_t *p, const struct droce_l3_addr *a,
  * Follows Annex A17: 8 bytes of ones, the IP header with TOS/TTL (or
  * traffic class/flow label/hop limit) and checksum masked to ones, the UDP
  * header with its checksum masked, the BTH with resv8a masked, the rest
- * as is. Works on chained mbufs. The masked bytes are masked in place
- * (and the 8 bytes before the IP header overwritten with ones) so that a
- * single rte_net_crc call covers the whole packet; every byte is restored
- * before return.
+ * as is. Works on chained mbufs. A frame in one segment without IP
+ * options is only read (droce_crc32_masked(), droce_crc32_beside_masked());
+ * in others the masked bytes are masked in place (and the 8 bytes before
+ * the IP header overwritten with ones) so that one CRC call covers each
+ * segment; every byte is restored before return.
  * @return the ICRC as a host-order value; it is sent little-endian.
  *         0 when the frame is too short for the headers it names.
  */
