@@ -16,8 +16,6 @@
 #include "droce_transport.h"
 #include "droce_req_priv.h"
 
-/* Packets sent and not yet acknowledged, at most. */
-#define REQ_WINDOW 1024
 /* Within a long message, ask for an ACK this often, so the window keeps
  * opening before the message's last packet. */
 #define REQ_ACKREQ_EVERY 128
@@ -419,7 +417,7 @@ req_data_frames(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe 
 		built = true;
 		if (w->state == DROCE_WQE_SENT || droce_tx_room(tx) == 0 || qp->req.stopped ||
 		    droce_qp_state(qp) != IBV_QPS_RTS ||
-		    (reliable && droce_psn_diff(qp->req.psn, qp->comp.psn) >= REQ_WINDOW) ||
+		    (reliable && droce_psn_diff(qp->req.psn, qp->comp.psn) >= DROCE_REQ_WINDOW) ||
 		    !droce_cc_may_send(tx, qp, req_frame_bytes(qp, w, false)))
 			break;
 	}
@@ -444,7 +442,7 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 
 		if (qp->req.next == prod || qp->req.stopped)
 			break;
-		if (reliable && droce_psn_diff(qp->req.psn, qp->comp.psn) >= REQ_WINDOW)
+		if (reliable && droce_psn_diff(qp->req.psn, qp->comp.psn) >= DROCE_REQ_WINDOW)
 			break;
 		w = droce_wq_at(&qp->sq, qp->req.next);
 		/* The next WQE's first line, while this one's frames are built

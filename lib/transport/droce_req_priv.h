@@ -5,6 +5,9 @@
 
 #include "droce_qp.h"
 
+/** Packets a requester sends and has not had acknowledged, at most. */
+#define DROCE_REQ_WINDOW 1024
+
 /** (Re)start the ACK timer when requests are outstanding, else stop it. */
 void droce_req_timer_rearm(struct droce_qp *qp, uint64_t now);
 

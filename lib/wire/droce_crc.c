@@ -531,16 +531,8 @@ droce_copy_crc32(void *dst, const void *src, uint32_t n, uint32_t *crc)
 uint32_t
 droce_crc32_beside(const void *p, uint32_t len, struct droce_side_copy *side)
 {
-#ifdef RTE_ARCH_X86
-	if (crc_path == DROCE_CRC_VPCLMUL && len >= DROCE_COPY_CRC_MIN) {
-		uint32_t crc = crc_beside512(p, len, NULL, side);
-
-		droce_side_copy_run(side);
-		return crc;
-	}
-#endif
-	droce_side_copy_run(side);
-	return droce_crc32(p, len);
+	/* Without a mask nothing is written. */
+	return droce_crc32_beside_masked((void *)(uintptr_t)p, len, NULL, side);
 }
 
 uint32_t
@@ -561,6 +553,8 @@ droce_crc32_beside_masked(void *p, uint32_t len, const struct droce_crc_mask *ma
 	}
 #endif
 	droce_side_copy_run(side);
+	if (mask == NULL)
+		return droce_crc32(p, len);
 	if (len < DROCE_CRC_MASKED_MAX)
 		return droce_crc32_masked(p, len, mask);
 	/* A long run without the 512-bit path: rte_net_crc takes no mask, so

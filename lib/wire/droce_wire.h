@@ -692,8 +692,8 @@ droce_side_copy_run(struct droce_side_copy *side)
  * DROCE_COPY_CRC_MIN or more, the copy's loads and stores go in beside
  * the CRC's carry-less multiplies, which leave the CPU's load and store
  * ports mostly idle, so the copy costs little more than the CRC alone.
- * Otherwise the copy is made first. @p side must not overlap @p p. The
- * copy is made in any case (@p side->n is 0 on return).
+ * Otherwise the copy is made first. @p side must not overlap @p p; NULL
+ * for none. The copy is made in any case (@p side->n is 0 on return).
  */
 uint32_t droce_crc32_beside(const void *p, uint32_t len, struct droce_side_copy *side);
 
@@ -706,7 +706,7 @@ uint32_t droce_crc32_beside(const void *p, uint32_t len, struct droce_side_copy 
  * place would have the CRC's first loads wait for those stores. Elsewhere
  * a long run's first bytes are masked in place for the CRC and put back,
  * so @p p must be writable and no other thread may read it meanwhile.
- * @p side may be NULL (no copy).
+ * @p side may be NULL (no copy); @p mask NULL is droce_crc32_beside().
  */
 uint32_t droce_crc32_beside_masked(void *p, uint32_t len, const struct droce_crc_mask *mask,
 				   struct droce_side_copy *side);

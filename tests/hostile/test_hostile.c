@@ -33,6 +33,7 @@
 
 #include "droce.h"
 #include "droce_peer.h"
+#include "droce_req_priv.h"
 #include "droce_test.h"
 
 #define PEER_QPN 0x100
@@ -622,6 +623,59 @@ START_TEST(rc_opcode_out_of_sequence_is_naked)
 }
 END_TEST
 
+/*
+ * A peer that acknowledges nothing gets the requester's window of packets
+ * and no more, however long the message: the packets of one WRITE go out
+ * in one loop of the requester, which must stop where the window does,
+ * in the middle of a burst too.
+ */
+START_TEST(silent_peer_gets_one_window)
+{
+	const uint32_t len = 2 * DROCE_REQ_WINDOW * MTU;
+	struct droce_pkt pkt;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {
+		.wr_id = 9, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED, .wr.rdma = { .remote_addr = 0x10000, .rkey = 1 },
+	}, *bad;
+	struct rte_mbuf *m;
+	struct ibv_mr *big_mr;
+	struct ibv_qp *qp;
+	uint32_t top = 0;
+	uint8_t *big = aligned_alloc(4096, len);
+	double until;
+
+	ck_assert_ptr_nonnull(big);
+	memset(big, 0x5a, len);
+	big_mr = ibv_reg_mr(pd, big, len, IBV_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(big_mr);
+	sge = (struct ibv_sge){ (uintptr_t)big, len, big_mr->lkey };
+	qp = make_qp(IBV_QPT_RC, NULL);
+	/* A one-packet WRITE first, so that the window closes inside a
+	 * transmit burst (whose 64 packets 1024 is a multiple of). */
+	sge.length = MTU;
+	ck_assert_int_eq(ibv_post_send(qp, &wr, &bad), 0);
+	sge.length = len;
+	ck_assert_int_eq(ibv_post_send(qp, &wr, &bad), 0);
+	/* Retransmissions after the ACK timeout start again from the first
+	 * packet: the highest PSN seen tells what the window let out. */
+	for (until = droce_test_now() + 0.5; droce_test_now() < until;) {
+		m = droce_peer_recv(&peer, &pkt);
+		if (m == NULL)
+			continue;
+		if (pkt.op != NULL && pkt.qpn == PEER_QPN) {
+			ck_assert(pkt.op->flags & DROCE_OPF_WRITE);
+			top = RTE_MAX(top, droce_psn_diff(pkt.psn, PSN) + 1u);
+		}
+		rte_pktmbuf_free(m);
+	}
+	ck_assert_uint_eq(top, DROCE_REQ_WINDOW);
+	destroy(qp);
+	ck_assert_int_eq(ibv_dereg_mr(big_mr), 0);
+	free(big);
+}
+END_TEST
+
 /* A MIDDLE or LAST with no FIRST is out of sequence too. */
 START_TEST(rc_middle_without_first_is_naked)
 {
@@ -897,6 +951,7 @@ main(void)
 	tcase_add_test(tc, read_response_burst_with_a_corrupt_packet_completes_once_whole);
 	tcase_add_test(tc, rc_opcode_out_of_sequence_is_naked);
 	tcase_add_test(tc, rc_middle_without_first_is_naked);
+	tcase_add_test(tc, silent_peer_gets_one_window);
 	tcase_add_test(tc, uc_new_message_replaces_the_broken_one);
 	tcase_add_test(tc, pkey_is_checked);
 	tcase_add_test(tc, qkey_is_checked);
