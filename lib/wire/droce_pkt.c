@@ -6,6 +6,10 @@
  */
 #include <string.h>
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 #include "droce_wire.h"
 
 /* The GID of an IPv4 address: ::ffff:a.b.c.d (the IPv4-mapped prefix
@@ -199,10 +203,10 @@ droce_pkt_parse(struct rte_mbuf *m, struct droce_pkt *pkt, bool check_icrc)
  * Header prediction (droce_pkt_predict()). A frame's bytes up to the
  * BTH's destination QP, but for the lengths, the checksums, IPv4's
  * identification, the opcode and the pad count, are compared with the
- * last frame's, 8 bytes at a time under a mask. There is one layout per
+ * last frame's under a mask (predict_same()). There is one layout per
  * IP version and 802.1Q tag (no IP options or IPv6 extension headers),
- * each compiled on its own: its offsets and the place of its mask are
- * constants, so each word costs two loads, an XOR and an AND. Whatever
+ * each compiled on its own: its offsets, its length and the place of its
+ * mask are constants. Whatever
  * else differs from the last frame (another QP, an ECN mark) leaves the
  * frame to parse(). The opcode may differ, as it does from a message's
  * FIRST packet to its MIDDLE and LAST ones: it only decides the
@@ -246,6 +250,51 @@ RTE_INIT(droce_pkt_predict_init)
 	}
 }
 
+#ifdef __AVX2__
+/* Where the 32 bytes at @p off of @p a and @p b differ under @p mask. */
+static inline __attribute__((always_inline)) __m256i
+predict_diff32(const uint8_t *a, const uint8_t *b, const uint8_t *mask, unsigned off)
+{
+	__m256i x = _mm256_loadu_si256((const __m256i *)(a + off));
+	__m256i y = _mm256_loadu_si256((const __m256i *)(b + off));
+
+	return _mm256_and_si256(_mm256_xor_si256(x, y),
+				_mm256_loadu_si256((const __m256i *)(mask + off)));
+}
+#endif
+
+/*
+ * The @p n bytes at @p a and @p b (@p n a constant, 56 to 80) are the
+ * same where @p mask has ones. With AVX2 32 bytes at a time, the last
+ * step ending at byte n (it reads again some bytes the one before read):
+ * two steps for IPv4, three for IPv6, where 8 bytes at a time took seven
+ * to ten and some 25 instructions more per frame. Without, 8 at a time.
+ */
+static inline __attribute__((always_inline)) bool
+predict_same(const uint8_t *a, const uint8_t *b, const uint64_t *mask, const unsigned n)
+{
+#ifdef __AVX2__
+	const uint8_t *mk = (const uint8_t *)mask;
+	__m256i diff = predict_diff32(a, b, mk, n - 32);
+
+	for (unsigned off = 0; off + 32 < n; off += 32)
+		diff = _mm256_or_si256(diff, predict_diff32(a, b, mk, off));
+	return _mm256_testz_si256(diff, diff);
+#else
+	uint64_t diff = 0;
+
+#pragma GCC unroll 10
+	for (unsigned i = 0; i < n / 8; i++) {
+		uint64_t x, y;
+
+		memcpy(&x, a + 8 * i, sizeof(x));
+		memcpy(&y, b + 8 * i, sizeof(y));
+		diff |= (x ^ y) & mask[i];
+	}
+	return diff == 0;
+#endif
+}
+
 /* droce_pkt_predict() for the layout of @p l3 and @p v6 (constants). */
 static inline __attribute__((always_inline)) bool
 predict_layout(const uint8_t *a, uint32_t prev_len, const struct droce_pkt *prev_pkt,
@@ -259,7 +308,6 @@ predict_layout(const uint8_t *a, uint32_t prev_len, const struct droce_pkt *prev
 	const struct droce_opcode_info *op;
 	uint32_t frame_len = rte_pktmbuf_pkt_len(m) - l3;
 	uint32_t l4_len, udp_len, rest, payload_len, payload_off;
-	uint64_t diff = 0;
 	unsigned pad;
 	uint16_t v;
 
@@ -269,15 +317,7 @@ predict_layout(const uint8_t *a, uint32_t prev_len, const struct droce_pkt *prev
 	/* The words compared, in both frames. */
 	if (rte_pktmbuf_data_len(m) < words * 8 || prev_len < words * 8)
 		return false;
-#pragma GCC unroll 10
-	for (unsigned i = 0; i < words; i++) {
-		uint64_t x, y;
-
-		memcpy(&x, a + 8 * i, sizeof(x));
-		memcpy(&y, b + 8 * i, sizeof(y));
-		diff |= (x ^ y) & predict_masks[v6][l3 != sizeof(struct rte_ether_hdr)][i];
-	}
-	if (diff != 0)
+	if (!predict_same(a, b, predict_masks[v6][l3 != sizeof(struct rte_ether_hdr)], words * 8))
 		return false;
 	/* Its own opcode (the last frame's, mostly), and every extension
 	 * header it has in the first segment, as parse() requires. */
