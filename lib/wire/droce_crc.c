@@ -308,6 +308,28 @@ side_move256(struct droce_side_copy *side)
 	side->n -= 256;
 }
 
+/* What is left of another run after side_move256() (up to 255 bytes
+ * beside a long CRC, all of it beside a short one): 64-byte moves, then
+ * a masked one for the last bytes. */
+CRC512_TARGET static inline __attribute__((always_inline)) void
+side_move_rest(struct droce_side_copy *side)
+{
+	uint8_t *d = side->dst;
+	const uint8_t *s = side->src;
+	uint32_t n = side->n, i;
+
+	for (i = 0; i + 64 <= n; i += 64)
+		_mm512_storeu_si512(d + i, _mm512_loadu_si512(s + i));
+	if (i < n) {
+		__mmask64 k = (UINT64_C(1) << (n - i)) - 1;
+
+		_mm512_mask_storeu_epi8(d + i, k, _mm512_maskz_loadu_epi8(k, s + i));
+	}
+	side->dst = d + n;
+	side->src = s + n;
+	side->n = 0;
+}
+
 /* 0, 1, .. 127: read at t, the byte permutes' indices that move a block
  * t bytes on. */
 static const uint8_t iota128[128] __rte_aligned(64) = {
@@ -329,7 +351,8 @@ static const uint8_t iota128[128] __rte_aligned(64) = {
  * its last 64 - t bytes followed by the t bytes (the last block), the
  * first folded onto the last. Each block is also stored at @p d when
  * @p d is not NULL (droce_copy_crc32()); with @p side, 256 bytes of that
- * other run are moved per 256 of the CRC's (droce_crc32_beside()). The
+ * other run are moved per 256 of the CRC's, and the rest before the
+ * joins (droce_crc32_beside()). The
  * carry-less multiplies decide the pace: the loads and stores of a copy
  * fit in beside them. @p mask (not with @p d) is ORed into the first
  * blocks as they are read, as crc_short512() does.
@@ -377,6 +400,11 @@ fold_run512(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev,
 		if (side != NULL)
 			side_move256(side);
 	}
+	/* The rest of the other run, beside the joins below: their multiplies
+	 * wait on each other and leave the load and store ports idle. Made
+	 * after the CRC, it was a call to memmove() that also waited for it. */
+	if (side != NULL)
+		side_move_rest(side);
 	/* The four into one, each moved on by its distance from the last. */
 	k = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k512));
 	x0 = _mm512_xor_si512(

@@ -692,8 +692,9 @@ droce_side_copy_run(struct droce_side_copy *side)
  * DROCE_COPY_CRC_MIN or more, the copy's loads and stores go in beside
  * the CRC's carry-less multiplies, which leave the CPU's load and store
  * ports mostly idle, so the copy costs little more than the CRC alone.
- * Otherwise the copy is made first. @p side must not overlap @p p; NULL
- * for none. The copy is made in any case (@p side->n is 0 on return).
+ * Otherwise the copy is made first. @p side must not overlap @p p, nor
+ * its source its destination (a frame and application memory); NULL for
+ * none. The copy is made in any case (@p side->n is 0 on return).
  */
 uint32_t droce_crc32_beside(const void *p, uint32_t len, struct droce_side_copy *side);
 
