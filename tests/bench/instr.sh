@@ -11,8 +11,16 @@
 #   CASE  write_rx, write_tx, pingpong or idle, with :N for N messages
 #         per run (default: write_rx:32 write_tx:32 write_rx:1 write_tx:1
 #         pingpong idle); pingpong is one side's half round trip of an
-#         8-byte WRITE ping-pong, what a latency test pays per message
-#   -r    runs per case (default 2000; the first few warm up, and count)
+#         8-byte WRITE ping-pong, what a latency test pays per message.
+#         pair_tx and pair_rx, with :SIZE for WRITEs of SIZE bytes
+#         (default 65536): engine_bench has messages of one frame only,
+#         so these run droce-perf over a memif pair, the sender (pair_tx)
+#         or the receiver (pair_rx) under callgrind and its peer from the
+#         same build beside it, counting inside engine_iteration() (and
+#         ibv_post_send()), per frame (IB MTU 4096): a long message's
+#         MIDDLE packets, what its bandwidth is made of
+#   -r    runs per case (default 2000; the first few warm up, and count);
+#         for the pair cases, messages
 # BUILD_DIR must be built for a CPU without AVX-512, which valgrind cannot
 # run: scripts/build.sh build/instr -Dcpu=x86-64-v3. Without AVX-512 the
 # ICRC takes another path than on such a CPU (droce_crc.c's SSE path: its
@@ -40,10 +48,58 @@ command -v valgrind >/dev/null || { echo "instr: valgrind is missing" >&2; exit 
 tmp=$(mktemp -d /tmp/droce-instr.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
+# pair_tx or pair_rx ($1) of $2-byte WRITEs: one side under callgrind,
+# the other natively, over memif; callgrind's output in $3.
+pair_run() {
+	local perf=$build/apps/droce-perf/droce-perf sock=$tmp/memif.sock port=$((20000 + RANDOM % 1000))
+	local vdev="socket=$sock,socket-abstract=no,bsize=4352"
+	local -a opts=(--test write --mode bw -s "$2" -n "$runs" -m 4096)
+	local -a vg=(valgrind --tool=callgrind --toggle-collect=engine_iteration
+		     --toggle-collect=droce_post_send --callgrind-out-file="$3")
+	local -a sv=(-l 0 --no-pci --no-telemetry --file-prefix "is$port"
+		     --vdev="net_memif0,role=server,$vdev" -- -p "$port" --ip 10.0.0.1/24
+		     --mac 02:00:00:00:00:01 "${opts[@]}")
+	local -a cl=(-l 1 --no-pci --no-telemetry --file-prefix "ic$port"
+		     --vdev="net_memif0,role=client,$vdev" -- -p "$port" --ip 10.0.0.2/24
+		     --mac 02:00:00:00:00:02 "${opts[@]}" 127.0.0.1)
+	local server rc=0 i
+	[[ -x $perf ]] || { echo "instr: $perf is not built" >&2; return 1; }
+	rm -f "$sock"
+	# valgrind takes no hugepages: its side runs with --no-huge
+	if [[ $1 == pair_rx ]]; then
+		timeout 120 "${vg[@]}" "$perf" --no-huge -m 1024 "${sv[@]}" >"$tmp/server.log" 2>&1 &
+	else
+		timeout 120 "$perf" --in-memory "${sv[@]}" >"$tmp/server.log" 2>&1 &
+	fi
+	server=$!
+	for (( i = 0; i < 600; i++ )); do
+		[[ -S $sock ]] && break
+		sleep 0.05
+	done
+	if [[ $1 == pair_tx ]]; then
+		timeout 120 "${vg[@]}" "$perf" --no-huge -m 1024 "${cl[@]}" >"$tmp/client.log" 2>&1 || rc=1
+	else
+		timeout 120 "$perf" --in-memory "${cl[@]}" >"$tmp/client.log" 2>&1 || rc=1
+	fi
+	wait "$server" || rc=1
+	return $rc
+}
+
 for c in "${cases[@]}"; do
 	name=${c%%:*}
 	n=1
+	[[ $name == pair_* ]] && n=65536
 	[[ $c == *:* ]] && n=${c##*:}
+	if [[ $name == pair_* ]]; then
+		if ! pair_run "$name" "$n" "$tmp/$name-$n.out"; then
+			echo "instr: $c failed:" >&2
+			tail -n 5 "$tmp/server.log" "$tmp/client.log" >&2
+			exit 1
+		fi
+		callgrind_annotate --threshold=100 --auto=no --show-percs=no "$tmp/$name-$n.out" >"$tmp/$name-$n.txt"
+		echo "$name $n $runs" >>"$tmp/cases"
+		continue
+	fi
 	toggles=(--toggle-collect=droce_dev_poll)
 	[[ $name == write_tx || $name == pingpong ]] && toggles+=(--toggle-collect=droce_post_send)
 	[[ $name == pingpong ]] && toggles+=(--toggle-collect=droce_poll_cq)
@@ -77,8 +133,8 @@ groups = [
     ("requester", ("lib/transport/droce_req.c", "lib/transport/droce_tx.c",
                    "lib/transport/droce_hdr_tmpl.c", "lib/transport/droce_zcopy.c")),
     ("tx", ("lib/port/droce_port_tx.c",)),
-    ("port (ring PMD, ethdev, mbufs)", ("librte_net_ring", "rte_ethdev.h", "librte_mbuf", "rte_mbuf.h",
-                                        "rte_mempool.h")),
+    ("port (ring or memif PMD, ethdev, mbufs)", ("librte_net_ring", "librte_net_memif", "rte_ethdev.h",
+                                                 "librte_mbuf", "rte_mbuf.h", "rte_mempool.h")),
 ]
 crc = ("lib/wire/droce_crc.c", "rte_net_crc", "librte_net.so")
 line = re.compile(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S+?):(\S+)(?:\s+\[(.*)\])?\s*$")
@@ -89,18 +145,40 @@ def group_of(text):
             return name
     return None
 
-print("| case | messages per run | instructions per message | CRC (apart) | "
+# Calls of function fn in a callgrind output: the frames it built or
+# checked. Names are compressed: "(id) name" the first time, "(id)" after.
+def frames(path, fn):
+    names, total, cur = {}, 0, None
+    for l in open(path):
+        m = re.match(r"^c?fn=\((\d+)\)(?: (.*))?$", l.rstrip("\n"))
+        if m:
+            if m.group(2):
+                names[m.group(1)] = m.group(2)
+            cur = names.get(m.group(1)) if l.startswith("cfn=") else None
+        elif l.startswith("calls=") and cur == fn:
+            total += int(l.split("=")[1].split()[0])
+    return total
+
+print("| case | messages (pair: size) per run | instructions per message (pair: frame) | CRC (apart) | "
       + " | ".join(g for g, _ in groups) + " | engine and the rest |")
 print("|---|---|---|---|" + "---|" * (len(groups) + 1))
 for spec in open(os.path.join(tmp, "cases")):
     name, n, runs = spec.split()
     msgs = int(n) * int(runs)
+    if name.startswith("pair_"):
+        msgs = frames(os.path.join(tmp, f"{name}-{n}.out"),
+                      "droce_tx_start" if name == "pair_tx" else "droce_port_rx_verify")
     entries = []
     for l in open(os.path.join(tmp, f"{name}-{n}.txt")):
         m = line.match(l)
         if m and m.group(2) != "PROGRAM" and not l.strip().startswith("Ir"):
             entries.append((int(m.group(1).replace(",", "")), m.group(2), m.group(3), m.group(4) or ""))
-    home = {fn: f for ir, f, fn, obj in entries if f.endswith(".c") and "/lib/" in f}
+    # A function inlined from several files counts its headers' lines
+    # for the file it has the most instructions in.
+    home, most = {}, {}
+    for ir, f, fn, obj in entries:
+        if f.endswith(".c") and "/lib/" in f and ir > most.get(fn, -1):
+            home[fn], most[fn] = f, ir
     sums = {g: 0 for g, _ in groups}
     crc_ir = rest = total = 0
     for ir, f, fn, obj in entries:
