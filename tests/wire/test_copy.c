@@ -197,6 +197,20 @@ check_beside(uint32_t len, unsigned so, uint32_t n, unsigned cs, unsigned cd)
 	ck_assert_uint_eq(side.n, 0);
 }
 
+/* droce_crc32_beside() of @p len bytes at src + @p so with no copy: none
+ * given, or an empty one whose buffers are NULL (the engine's, before its
+ * first payload). Under UBSan this also holds that nothing offsets them. */
+static void
+check_beside_none(uint32_t len, unsigned so)
+{
+	struct droce_side_copy empty = { .dst = NULL, .src = NULL, .n = 0 };
+	uint32_t want_crc = (uint32_t)crc32(0, src_area + so, len);
+
+	ck_assert_uint_eq(droce_crc32_beside(src_area + so, len, NULL), want_crc);
+	ck_assert_uint_eq(droce_crc32_beside(src_area + so, len, &empty), want_crc);
+	ck_assert_uint_eq(empty.n, 0);
+}
+
 START_TEST(crc_beside)
 {
 	static const enum droce_crc_path paths[] = {
@@ -224,6 +238,8 @@ START_TEST(crc_beside)
 			check_beside(1058, so, 4096, 2 * PAGE + so, so);
 			check_beside(1058, so, 1058, 2 * PAGE + so, 1);
 			check_beside(300, so, 0, 0, 0);
+			check_beside_none(4096 + 58, so);
+			check_beside_none(300, so);
 		}
 	}
 	droce_crc32_init();
