@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test: install what is missing, build with warnings as errors and
 # run all suites (unit, e2e), then build again with AddressSanitizer and
-# UBSan (DPDK runs under them) and run those suites again, and with
-# ThreadSanitizer for the tests where threads meet. Ends with
+# UBSan (DPDK runs under them) and run those suites again, for the
+# corei7 baseline (the wire and port suites), and with ThreadSanitizer
+# for the tests where threads meet. Ends with
 # "N passed, N failed"; exits non-zero when anything failed. Run as root
 # on Debian 12. Builds go under $DROCE_BUILD_ROOT (default build/).
 set -uo pipefail
@@ -81,6 +82,20 @@ if CC=clang bash scripts/build.sh "$root/fuzz" --werror -Db_lto=false -Dfuzz=tru
 	run "$root/fuzz" --suite fuzz
 else
 	echo "test: $root/fuzz does not build" | tee -a "$report" >&2
+	failed=$(( failed + 1 ))
+fi
+
+# The other builds are for this CPU (-Dcpu=native): code that the build's
+# ISA chooses at compile time (the header prediction's compare: AVX2 or
+# 8 bytes at a time) takes only one way there. This one is for Debian's
+# DPDK baseline (corei7: no AVX), the suites of lib/wire and lib/port.
+echo "== $root/base: the corei7 baseline, the wire and port suites"
+base_setup=(meson setup "$root/base" --werror -Db_lto=false -Dcpu=corei7)
+[[ -f $root/base/build.ninja ]] && base_setup+=(--reconfigure)
+if "${base_setup[@]}" > /dev/null && ninja -C "$root/base" tests/wire/test_wire tests/port/test_port; then
+	run "$root/base" --no-rebuild wire port
+else
+	echo "test: $root/base does not build" | tee -a "$report" >&2
 	failed=$(( failed + 1 ))
 fi
 
