@@ -44,7 +44,7 @@ cases=("$@")
 (( ${#cases[@]} > 0 )) || cases=(write_rx:32 write_tx:32 write_rx:1 write_tx:1 pingpong idle)
 exe=$build/tests/bench/engine_bench
 [[ -x $exe ]] || { echo "instr: $exe is not built" >&2; exit 1; }
-command -v valgrind >/dev/null || { echo "instr: valgrind is missing" >&2; exit 1; }
+command -v valgrind >/dev/null || { echo "instr: valgrind is missing (apt-get install valgrind)" >&2; exit 1; }
 tmp=$(mktemp -d /tmp/droce-instr.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
