@@ -52,13 +52,14 @@ static_assert(DROCE_QP_ENGINES_MAX == DROCE_PORT_QUEUES_MAX,
  * enough that the sweep's membarrier(2) (1-4 us) costs little. */
 #define LINGER_US 250
 
-/* Count work for @p qp (its owner only): one writer, read by any thread. */
+/* Count @p n units of work for @p qp (its owner only): one writer, read
+ * by any thread. */
 static inline void
-engine_count_work(struct droce_engine *e, struct droce_qp *qp)
+engine_count_work(struct droce_engine *e, struct droce_qp *qp, uint64_t n)
 {
 	uint64_t *w = &qp->engine_work[e->queue];
 
-	__atomic_store_n(w, *w + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(w, *w + n, __ATOMIC_RELAXED);
 }
 
 static void
@@ -278,7 +279,7 @@ engine_run_active(struct droce_engine *e)
 			__atomic_store_n(&qp->drained, 0, __ATOMIC_RELAXED);
 		}
 		work++;
-		engine_count_work(e, qp);
+		engine_count_work(e, qp, 1);
 		if (!engine_serve_qp(e, qp) && !engine_qp_stays(qp))
 			engine_deactivate(e, qp);
 	}
@@ -299,7 +300,7 @@ engine_rx_qp(struct droce_engine *e, struct droce_qp *qp, struct rte_mbuf *m)
 		return;
 	}
 	qp->stats.rx_pkts++;
-	engine_count_work(e, qp);
+	engine_count_work(e, qp, 1);
 	/* One check before any handler: the handlers trust what passed. */
 	if (!droce_rx_check(&e->tx, qp, m, pkt)) {
 		qp->stats.dropped++;
@@ -393,6 +394,52 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 	for (unsigned i = 0; i < n; i++)
 		if (droce_qpn_engine(qpn[i], droce_port_nb_queues(e->port)) == e->queue)
 			engine_rx_qp(e, droce_num_table_lookup(e->qpt, qpn[i]), m);
+}
+
+/*
+ * The frames from @p pkts[0] on that make a run of a long WRITE's MIDDLE
+ * packets (droce_resp_write_run_start()), when they do: each checked
+ * (its ICRC) and taken, and what the engine does per frame for its QP
+ * (engine_rx_qp()) done once. A frame whose ICRC is wrong is dropped and
+ * ends the run; those after it go their own way (a sequence NAK).
+ * @return how many frames it took, the dropped one included; 0 when
+ * @p pkts[0] starts no run.
+ */
+static unsigned
+engine_rx_run(struct droce_engine *e, struct rte_mbuf **pkts, unsigned n)
+{
+	const struct droce_pkt *pkt = droce_pkt_of(pkts[0]);
+	struct droce_write_run run;
+	struct droce_qp *qp;
+	unsigned k, i;
+
+	/* The opcode first: any other frame pays only this. */
+	if (!(pkt->op->flags & DROCE_OPF_MIDDLE) || !(pkt->op->flags & DROCE_OPF_WRITE))
+		return 0;
+	qp = engine_qp_lookup(e, pkt->qpn);
+	if (qp == NULL || __atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
+		return 0;
+	k = droce_resp_write_run_start(&e->tx, qp, pkts, n, &run);
+	if (k == 0)
+		return 0;
+	droce_stage_lap(&e->tx.stage, DROCE_STAGE_validity);
+	for (i = 0; i < k; i++) {
+		if (!droce_port_rx_verify(e->port, e->queue, pkts[i], e->tx.now, &e->tx.rx_copy)) {
+			i++;
+			break;
+		}
+		droce_stage_lap(&e->tx.stage, DROCE_STAGE_icrc);
+		droce_resp_write_run_frame(&e->tx, &run, pkts[i]);
+		droce_stage_lap(&e->tx.stage, DROCE_STAGE_responder);
+	}
+	droce_resp_write_run_end(&e->tx, qp, &run);
+	qp->stats.rx_pkts += i;
+	engine_count_work(e, qp, i);
+	if (__atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
+		droce_resp_send_owed(&e->tx, qp);
+	else
+		engine_activate(e, qp, false);
+	return i;
 }
 
 /*
@@ -562,12 +609,19 @@ engine_iteration(struct droce_engine *e, bool rx, bool app)
 	/* A long payload's copy waits for the next frame's check, and is
 	 * made beside it (droce_payload_to_mem()); the last one here. */
 	e->tx.rx_defer = true;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n;) {
+		unsigned run = engine_rx_run(e, pkts + i, n - i);
+
+		if (run != 0) {
+			i += run;
+			continue;
+		}
 		if (droce_port_rx_verify(e->port, e->queue, pkts[i], e->tx.now, &e->tx.rx_copy)) {
 			droce_stage_lap(&e->tx.stage, DROCE_STAGE_icrc);
 			engine_rx_one(e, pkts[i]);
 		}
 		droce_stage_lap(&e->tx.stage, DROCE_STAGE_rx);
+		i++;
 	}
 	e->tx.rx_defer = false;
 	droce_side_copy_run(&e->tx.rx_copy);

@@ -56,46 +56,52 @@ consumes_recv(uint32_t flags)
 	       ((flags & DROCE_OPF_WRITE) && (flags & DROCE_OPF_IMMDT));
 }
 
-bool
-droce_rx_check(struct droce_tx *tx, const struct droce_qp *qp, struct rte_mbuf *m,
-	       const struct droce_pkt *pkt)
+/* The counter of what refuses @p pkt for @p qp, or NULL when nothing does. */
+static uint64_t *
+rx_refusal(struct droce_rx_stats *s, const struct droce_qp *qp, struct rte_mbuf *m,
+	   const struct droce_pkt *pkt)
 {
 	const struct droce_opcode_info *op = pkt->op;
 	const struct droce_bth *bth = droce_pkt_hdr(m, pkt, DROCE_HDR_BTH);
 	bool resp = (op->flags & DROCE_OPF_RESP) != 0;
-	struct droce_rx_stats *s = tx->rxs;
 
-	if (!(op->to & qp_rcv(qp->type))) {
-		if ((pkt->opcode & DROCE_SVC_MASK) != droce_qp_service(qp))
-			s->rx_wrong_service++;
-		else
-			s->rx_bad_qp_type++;
-		return false;
-	}
-	if (!pkey_ok(bth)) {
-		s->rx_bad_pkey++;
-		return false;
-	}
-	if (!(rx_states[resp] & STATE_BIT(droce_qp_state(qp)))) {
-		s->rx_bad_state++;
-		return false;
-	}
+	if (!(op->to & qp_rcv(qp->type)))
+		return (pkt->opcode & DROCE_SVC_MASK) != droce_qp_service(qp) ?
+			       &s->rx_wrong_service : &s->rx_bad_qp_type;
+	if (!pkey_ok(bth))
+		return &s->rx_bad_pkey;
+	if (!(rx_states[resp] & STATE_BIT(droce_qp_state(qp))))
+		return &s->rx_bad_state;
 	/* An XRC target takes its receive CQ from the SRQ each packet names. */
 	if ((resp && qp->scq == NULL) ||
 	    (!resp && consumes_recv(op->flags) && qp->rcq == NULL &&
-	     qp->type != IBV_QPT_XRC_RECV)) {
-		s->rx_no_resources++;
-		return false;
-	}
+	     qp->type != IBV_QPT_XRC_RECV))
+		return &s->rx_no_resources;
 	if (qp->type == IBV_QPT_UD) {
 		const struct droce_deth *deth = droce_pkt_hdr(m, pkt, DROCE_HDR_DETH);
 
-		if (rte_be_to_cpu_32(deth->qkey) != qp->attr.qkey) {
-			s->rx_bad_qkey++;
-			return false;
-		}
+		if (rte_be_to_cpu_32(deth->qkey) != qp->attr.qkey)
+			return &s->rx_bad_qkey;
 	}
-	return true;
+	return NULL;
+}
+
+bool
+droce_rx_check(struct droce_tx *tx, const struct droce_qp *qp, struct rte_mbuf *m,
+	       const struct droce_pkt *pkt)
+{
+	uint64_t *why = rx_refusal(tx->rxs, qp, m, pkt);
+
+	if (why != NULL)
+		(*why)++;
+	return why == NULL;
+}
+
+bool
+droce_rx_acceptable(struct droce_tx *tx, const struct droce_qp *qp, struct rte_mbuf *m,
+		    const struct droce_pkt *pkt)
+{
+	return rx_refusal(tx->rxs, qp, m, pkt) == NULL;
 }
 
 /*

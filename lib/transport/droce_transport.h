@@ -55,7 +55,8 @@ struct droce_port;
 	X(rx_bad_response)   /* READ response of the wrong length */	\
 	X(rx_bad_invalidate) /* SEND with invalidate of a key that cannot be */ \
 	X(naks_inv_req_sent)     /* NAK invalid request sent */		\
-	X(naks_rem_access_sent)  /* NAK remote access error sent */
+	X(naks_rem_access_sent)  /* NAK remote access error sent */	\
+	X(rx_run_pkts)       /* WRITE MIDDLE packets taken a run at a time */
 
 /** The counters of DROCE_RX_STATS, written by one engine only. */
 struct droce_rx_stats {
@@ -375,6 +376,15 @@ bool droce_rx_check(struct droce_tx *tx, const struct droce_qp *qp, struct rte_m
 		    const struct droce_pkt *pkt);
 
 /**
+ * droce_rx_check() without counting: would @p pkt pass it? It reads of
+ * the packet only its opcode, its P_Key and (UD) its Q_Key, so a packet
+ * with the same opcode and P_Key as one that passes, for a QP other than
+ * UD, passes as well (droce_resp_write_run_start()).
+ */
+bool droce_rx_acceptable(struct droce_tx *tx, const struct droce_qp *qp, struct rte_mbuf *m,
+			 const struct droce_pkt *pkt);
+
+/**
  * Responder: may @p pkt, the next request in PSN order, follow what @p qp
  * is in the middle of? (A SEND or WRITE message, once started, goes on
  * with MIDDLE and LAST packets of its own kind and nothing else; between
@@ -432,6 +442,49 @@ void droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 
 /** Send owed ACKs/NAKs and READ responses. @return true while some are left. */
 bool droce_resp_run(struct droce_tx *tx, struct droce_qp *qp);
+
+/**
+ * The middle of a long RDMA WRITE, handled a run at a time: consecutive
+ * MIDDLE packets of one burst that continue the WRITE @p qp is receiving,
+ * in PSN order. droce_resp_rx() would take each of them the same way,
+ * through the same checks; a run makes the checks that are the same for
+ * all of them once (the QP, its state and rights, the opcode sequence,
+ * the region for the whole range), and leaves only the ICRC check and
+ * the copy per packet.
+ */
+struct droce_write_run {
+	uint8_t *dst;    /**< where the next packet's payload goes */
+	uint32_t n;      /**< packets taken so far */
+	bool ackreq;     /**< one of them asked for an ACK */
+};
+
+/**
+ * How many of the @p n frames at @p pkts (parsed, their ICRCs not yet
+ * checked) make a run for @p qp, the QP the first is addressed to: from
+ * the first on, WRITE MIDDLE packets of @p qp's service to it, one MTU of
+ * payload each, at its expected PSN and on, with its P_Key, not marked
+ * CE, that fit what is left of its WRITE and whose range its region
+ * takes, while it receives requests. 0 when the first is not such a
+ * packet: the frames go to droce_resp_rx() one by one, which says why.
+ */
+unsigned droce_resp_write_run_start(struct droce_tx *tx, struct droce_qp *qp,
+				    struct rte_mbuf *const *pkts, unsigned n,
+				    struct droce_write_run *run);
+
+/**
+ * Take the next frame of @p run, @p m, once its ICRC was checked: its
+ * payload goes where the run is, now or beside the next frame's check
+ * (droce_payload_to_mem()).
+ */
+void droce_resp_write_run_frame(struct droce_tx *tx, struct droce_write_run *run,
+				struct rte_mbuf *m);
+
+/**
+ * The run's packets taken: @p qp's WRITE goes on after them, as
+ * droce_resp_rx() would have left it, owing an ACK when one asked.
+ */
+void droce_resp_write_run_end(struct droce_tx *tx, struct droce_qp *qp,
+			      const struct droce_write_run *run);
 
 /**
  * Send only the ACK or NAK @p qp owes. A QP being destroyed still does

@@ -931,6 +931,288 @@ START_TEST(send_into_region_without_local_write_fails)
 }
 END_TEST
 
+/*
+ * A long WRITE's MIDDLE packets in one burst are taken a run at a time
+ * (droce_resp_write_run_start()): checked once, copied one by one. What
+ * the run's packets may differ in, one packet at a time, and what
+ * droce_resp_rx() does about it, which the run must leave to it.
+ */
+struct run_test {
+	uint8_t svc;            /* DROCE_SVC_RC or DROCE_SVC_UC */
+	uint32_t rkey;          /* 0: the buffer's */
+	unsigned pkts;          /* packets in the WRITE: FIRST, MIDDLE..., LAST */
+	uint32_t reth_len;      /* 0: pkts * MTU */
+	unsigned bad_icrc;      /* packet with a wrong ICRC (UINT_MAX: none) */
+	unsigned other_pkey;    /* packet of another partition */
+	unsigned ce;            /* packet marked CE */
+	uint32_t seg;           /* bytes per mbuf segment (0: one segment) */
+};
+
+#define RUN_NONE { .bad_icrc = UINT32_MAX, .other_pkey = UINT32_MAX, .ce = UINT32_MAX }
+
+/* Packets @p first..@p last - 1 of the WRITE @p t says, into buf from 0,
+ * carrying pattern, in one RX burst; the last one sent asks for an ACK. */
+static void
+write_run(struct ibv_qp *qp, const struct run_test *t, unsigned first, unsigned last)
+{
+	uint32_t len = t->reth_len != 0 ? t->reth_len : t->pkts * MTU;
+	struct droce_reth r = reth((uintptr_t)buf, t->rkey != 0 ? t->rkey : mr->rkey, len);
+
+	for (unsigned i = first; i < last; i++) {
+		uint8_t op = i == 0 ? DROCE_OP_WRITE_FIRST : i + 1 == t->pkts ?
+			     DROCE_OP_WRITE_LAST : DROCE_OP_WRITE_MIDDLE;
+
+		droce_peer_queue(&peer, &(struct droce_peer_frame){
+			.opcode = t->svc | op, .dqpn = qp->qp_num, .psn = PSN + i,
+			.ackreq = i + 1 == last, .ext = i == 0 ? &r : NULL,
+			.ext_len = i == 0 ? sizeof(r) : 0, .payload = pattern + i * MTU, .len = MTU,
+			.seg = t->seg, .bad_icrc = i == t->bad_icrc,
+			.pkey = i == t->other_pkey ? 0x8001 : 0, .tclass = i == t->ce ? 3 : 0 });
+	}
+	droce_peer_run(&peer);
+}
+
+/* buf holds pattern's first @p n bytes, and zeros for the next MTU. */
+static void
+expect_landed(uint32_t n)
+{
+	ck_assert_int_eq(memcmp(buf, pattern, n), 0);
+	for (uint32_t i = n; i < n + MTU; i++)
+		ck_assert_uint_eq(buf[i], 0);
+}
+
+/* Whole, in one burst or split across two anywhere: every byte lands,
+ * once ACKed; chained MIDDLE packets too. */
+START_TEST(write_run_lands_whole)
+{
+	struct run_test t = RUN_NONE;
+
+	t.svc = DROCE_SVC_RC;
+	t.pkts = 8;
+	for (unsigned split = 1; split <= t.pkts; split++) {
+		struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+
+		uint64_t runs = droce_peer_stat(&peer, "rx_run_pkts");
+
+		t.seg = split % 2 ? 0 : 300;
+		memset(buf, 0, BUF);
+		/* Each burst's last packet asks for an ACK, a MIDDLE too. */
+		write_run(qp, &t, 0, split);
+		expect_aeth(DROCE_AETH_ACK);
+		if (split < t.pkts) {
+			write_run(qp, &t, split, t.pkts);
+			expect_aeth(DROCE_AETH_ACK);
+		}
+		expect_landed(t.pkts * MTU);
+		/* Every MIDDLE was in a run. */
+		ck_assert_uint_eq(droce_peer_stat(&peer, "rx_run_pkts"), runs + t.pkts - 2);
+		ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_RTS);
+		destroy(qp);
+	}
+}
+END_TEST
+
+/* A corrupt MIDDLE ends the run: what came before it lands, nothing of it
+ * or after it does (a sequence NAK), and the WRITE resent from there
+ * completes it. */
+START_TEST(write_run_with_a_corrupt_middle)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	uint64_t bad_icrc = port_bad_icrc(), runs = droce_peer_stat(&peer, "rx_run_pkts");
+	struct run_test t = RUN_NONE;
+
+	t.svc = DROCE_SVC_RC;
+	t.pkts = 8;
+	t.bad_icrc = 4;
+	memset(buf, 0, BUF);
+	write_run(qp, &t, 0, t.pkts);
+	ck_assert_uint_eq(port_bad_icrc(), bad_icrc + 1);
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR);
+	expect_landed(4 * MTU);
+	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_run_pkts"), runs + 3);
+	t.bad_icrc = UINT32_MAX;
+	write_run(qp, &t, 4, t.pkts);
+	expect_aeth(DROCE_AETH_ACK);
+	expect_landed(t.pkts * MTU);
+	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_run_pkts"), runs + 6);
+	destroy(qp);
+}
+END_TEST
+
+/* A MIDDLE of another partition is dropped and counted; those after it
+ * are a gap. One marked CE is taken, and asks for a CNP. */
+START_TEST(write_run_pkey_and_ce_per_packet)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	uint64_t pkey = droce_peer_stat(&peer, "rx_bad_pkey");
+	uint64_t ce = droce_peer_stat(&peer, "ce_received");
+	struct run_test t = RUN_NONE;
+	struct droce_pkt pkt;
+	struct rte_mbuf *m;
+
+	t.svc = DROCE_SVC_RC;
+	t.pkts = 8;
+	t.other_pkey = 5;
+	t.ce = 3;
+	memset(buf, 0, BUF);
+	write_run(qp, &t, 0, t.pkts);
+	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_pkey"), pkey + 1);
+	ck_assert_uint_eq(droce_peer_stat(&peer, "ce_received"), ce + 1);
+	m = droce_peer_recv(&peer, &pkt);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(pkt.opcode, DROCE_OPCODE_CNP);
+	rte_pktmbuf_free(m);
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR);
+	expect_landed(5 * MTU);
+	destroy(qp);
+}
+END_TEST
+
+/* MIDDLE packets past the length the RETH said: the run stops where the
+ * WRITE ends, and the one too many is refused (an invalid request), its
+ * bytes not written. */
+START_TEST(write_run_past_its_length_is_refused)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct run_test t = RUN_NONE;
+
+	t.svc = DROCE_SVC_RC;
+	t.pkts = 8;
+	t.reth_len = 4 * MTU;
+	memset(buf, 0, BUF);
+	write_run(qp, &t, 0, t.pkts);
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
+	expect_landed(4 * MTU);
+	ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_ERR);
+	expect_event(qp, IBV_EVENT_QP_REQ_ERR);
+	destroy(qp);
+}
+END_TEST
+
+/* The region deregistered after the FIRST: no MIDDLE lands (a remote
+ * access error), as when each packet looked the region up. */
+START_TEST(write_run_into_a_gone_region)
+{
+	struct ibv_mr *gone = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE |
+					 IBV_ACCESS_REMOTE_WRITE);
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct run_test t = RUN_NONE;
+
+	ck_assert_ptr_nonnull(gone);
+	t.svc = DROCE_SVC_RC;
+	t.pkts = 8;
+	t.rkey = gone->rkey;
+	memset(buf, 0, BUF);
+	write_run(qp, &t, 0, 1);
+	expect_aeth(DROCE_AETH_ACK);
+	ck_assert_int_eq(ibv_dereg_mr(gone), 0);
+	write_run(qp, &t, 1, t.pkts);
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_REM_ACCESS_ERR);
+	expect_landed(MTU);
+	expect_event(qp, IBV_EVENT_QP_ACCESS_ERR);
+	destroy(qp);
+}
+END_TEST
+
+/* The region made shorter after the FIRST (ibv_rereg_mr(), same key):
+ * the MIDDLE packets it still covers land, the first past it is refused. */
+START_TEST(write_run_past_a_shrunk_region)
+{
+	struct ibv_mr *shrinks = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE |
+					    IBV_ACCESS_REMOTE_WRITE);
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct run_test t = RUN_NONE;
+
+	ck_assert_ptr_nonnull(shrinks);
+	t.svc = DROCE_SVC_RC;
+	t.pkts = 8;
+	t.rkey = shrinks->rkey;
+	memset(buf, 0, BUF);
+	write_run(qp, &t, 0, 1);
+	expect_aeth(DROCE_AETH_ACK);
+	ck_assert_int_eq(ibv_rereg_mr(shrinks, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, buf,
+				      3 * MTU, 0), 0);
+	write_run(qp, &t, 1, t.pkts);
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_REM_ACCESS_ERR);
+	expect_landed(3 * MTU);
+	expect_event(qp, IBV_EVENT_QP_ACCESS_ERR);
+	destroy(qp);
+	ck_assert_int_eq(ibv_dereg_mr(shrinks), 0);
+}
+END_TEST
+
+/* Remote write taken off the QP after the FIRST (a modify in RTS): no
+ * MIDDLE lands, an invalid request. */
+START_TEST(write_run_after_remote_write_is_disabled)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct ibv_qp_attr attr = { .qp_access_flags = IBV_ACCESS_REMOTE_READ };
+	struct run_test t = RUN_NONE;
+
+	t.svc = DROCE_SVC_RC;
+	t.pkts = 8;
+	memset(buf, 0, BUF);
+	write_run(qp, &t, 0, 1);
+	expect_aeth(DROCE_AETH_ACK);
+	ck_assert_int_eq(ibv_modify_qp(qp, &attr, IBV_QP_ACCESS_FLAGS), 0);
+	write_run(qp, &t, 1, t.pkts);
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
+	expect_landed(MTU);
+	expect_event(qp, IBV_EVENT_QP_REQ_ERR);
+	destroy(qp);
+}
+END_TEST
+
+/* UC takes runs too; a lost MIDDLE loses the rest of its message. */
+START_TEST(write_run_on_uc)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_UC, NULL);
+	struct run_test t = RUN_NONE;
+
+	t.svc = DROCE_SVC_UC;
+	t.pkts = 8;
+	memset(buf, 0, BUF);
+	write_run(qp, &t, 0, t.pkts);
+	expect_landed(t.pkts * MTU);
+	memset(buf, 0, BUF);
+	t.bad_icrc = 2;
+	write_run(qp, &t, 0, t.pkts);
+	expect_landed(2 * MTU);
+	ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_RTS);
+	destroy(qp);
+}
+END_TEST
+
+/* Two QPs' WRITEs interleaved in one burst: runs of one, each to its own
+ * QP; both land whole. */
+START_TEST(write_runs_of_two_qps_interleaved)
+{
+	struct ibv_qp *qp[2] = { make_qp(IBV_QPT_RC, NULL), make_qp(IBV_QPT_RC, NULL) };
+	const unsigned pkts = 6, half = BUF / 2;
+
+	memset(buf, 0, BUF);
+	for (unsigned i = 0; i < pkts; i++) {
+		for (unsigned q = 0; q < 2; q++) {
+			struct droce_reth r = reth((uintptr_t)buf + q * half, mr->rkey, pkts * MTU);
+
+			droce_peer_queue(&peer, &(struct droce_peer_frame){
+				.opcode = i == 0 ? DROCE_OP_WRITE_FIRST : i + 1 == pkts ?
+					  DROCE_OP_WRITE_LAST : DROCE_OP_WRITE_MIDDLE,
+				.dqpn = qp[q]->qp_num, .psn = PSN + i, .ackreq = i + 1 == pkts,
+				.ext = i == 0 ? &r : NULL, .ext_len = i == 0 ? sizeof(r) : 0,
+				.payload = pattern + q * half + i * MTU, .len = MTU });
+		}
+	}
+	droce_peer_run(&peer);
+	expect_aeth(DROCE_AETH_ACK);
+	expect_aeth(DROCE_AETH_ACK);
+	ck_assert_int_eq(memcmp(buf, pattern, pkts * MTU), 0);
+	ck_assert_int_eq(memcmp(buf + half, pattern + half, pkts * MTU), 0);
+	destroy(qp[0]);
+	destroy(qp[1]);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -958,6 +1240,15 @@ main(void)
 	tcase_add_test(tc, frame_to_destroyed_qp_is_dropped);
 	tcase_add_test(tc, kept_reads_answered_again_oldest_first);
 	tcase_add_test(tc, send_into_region_without_local_write_fails);
+	tcase_add_test(tc, write_run_lands_whole);
+	tcase_add_test(tc, write_run_with_a_corrupt_middle);
+	tcase_add_test(tc, write_run_pkey_and_ce_per_packet);
+	tcase_add_test(tc, write_run_past_its_length_is_refused);
+	tcase_add_test(tc, write_run_into_a_gone_region);
+	tcase_add_test(tc, write_run_past_a_shrunk_region);
+	tcase_add_test(tc, write_run_after_remote_write_is_disabled);
+	tcase_add_test(tc, write_run_on_uc);
+	tcase_add_test(tc, write_runs_of_two_qps_interleaved);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
