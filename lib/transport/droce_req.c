@@ -399,6 +399,73 @@ req_complete_unacked(struct droce_qp *qp)
 		droce_sq_retire(qp, IBV_WC_SUCCESS);
 }
 
+/* May the WQE @p w, one of whose packets was just built, go on to its next? */
+static bool
+req_data_goes_on(struct droce_tx *tx, struct droce_qp *qp, const struct droce_send_wqe *w,
+		 bool reliable)
+{
+	return w->state != DROCE_WQE_SENT && droce_tx_room(tx) != 0 && !qp->req.stopped &&
+	       droce_qp_state(qp) == IBV_QPS_RTS &&
+	       (!reliable || droce_psn_diff(qp->req.psn, qp->comp.psn) < DROCE_REQ_WINDOW) &&
+	       droce_cc_may_send(tx, qp, req_frame_bytes(qp, w, false));
+}
+
+/*
+ * The MIDDLE packets of a long SEND or WRITE of an RC or UC QP, from its
+ * next one on and before its LAST, as many as the staging and the window
+ * take and the pacer lets go: what req_data() works out per packet (the
+ * opcode, the extension headers, the length, where the payload is) is the
+ * same for all of them, so it is worked out once, the run's payload found
+ * in one SGE at once. Frames that go by reference (zero copy), inline data,
+ * payloads over several SGEs and XRC go by req_data(), one at a time.
+ * @return how many it built.
+ */
+static unsigned
+req_middle_run(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
+	       bool reliable)
+{
+	uint32_t mtu = qp->mtu, left = w->length - w->sent, bytes = 0;
+	unsigned room = droce_tx_room(tx), n = 0, i;
+	uint32_t window = reliable ? DROCE_REQ_WINDOW -
+				     (uint32_t)droce_psn_diff(qp->req.psn, qp->comp.psn) :
+				     UINT32_MAX;
+	uint8_t opcode = droce_qp_service(qp) | req_data_opcode(w, false, false);
+	const uint8_t *src;
+
+	/* Frames one MTU long (256 bytes or more, a multiple of 4) are what
+	 * droce_tx_again() takes. */
+	RTE_BUILD_BUG_ON(DROCE_COPY_CRC_MIN > 256);
+	if (w->is_inline || (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC))
+		return 0;
+	for (; bytes + mtu < left && n < room && n < window; bytes += mtu)
+		n++;
+	if (n == 0 || (src = droce_tx_payload_run(tx, qp->pd_handle, droce_wqe_sge(w),
+						  w->num_sge, w->sent, bytes, mtu)) == NULL)
+		return 0;
+	for (i = 0; i < n; i++) {
+		bool ackreq = qp->type != IBV_QPT_UC &&
+			      droce_qp_mtu_pkts(qp, w->sent) % REQ_ACKREQ_EVERY ==
+				      REQ_ACKREQ_EVERY - 1;
+		struct rte_mbuf *m;
+
+		if (i > 0 && !droce_cc_may_send(tx, qp, req_frame_bytes(qp, w, false)))
+			break;
+		m = i == 0 ? droce_tx_start(tx, qp, &qp->av, opcode, mtu, qp->attr.dest_qp_num,
+					    qp->req.psn, ackreq, false) :
+			     droce_tx_again(tx, qp->req.psn, ackreq);
+		if (m == NULL)
+			break;
+		droce_tx_payload_copy(tx, m, src, mtu);
+		droce_tx_finish(tx, m);
+		src += mtu;
+		qp->req.psn = droce_psn_add(qp->req.psn, 1);
+		w->sent += mtu;
+	}
+	qp->stats.tx_pkts += i;
+	tx->zcs->tx_run_pkts += i;
+	return i;
+}
+
 /*
  * The packets of a SEND or WRITE, from its next one on, while the staging
  * has room and nothing else stops the QP: what droce_req_run() checks
@@ -415,10 +482,9 @@ req_data_frames(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe 
 	/* One call of req_data(), which is inlined here. */
 	while (req_data(tx, qp, w)) {
 		built = true;
-		if (w->state == DROCE_WQE_SENT || droce_tx_room(tx) == 0 || qp->req.stopped ||
-		    droce_qp_state(qp) != IBV_QPS_RTS ||
-		    (reliable && droce_psn_diff(qp->req.psn, qp->comp.psn) >= DROCE_REQ_WINDOW) ||
-		    !droce_cc_may_send(tx, qp, req_frame_bytes(qp, w, false)))
+		if (!req_data_goes_on(tx, qp, w, reliable) ||
+		    (req_middle_run(tx, qp, w, reliable) != 0 &&
+		     !req_data_goes_on(tx, qp, w, reliable)))
 			break;
 	}
 	return built;

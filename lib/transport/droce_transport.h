@@ -106,7 +106,8 @@ struct droce_cc {
 	X(tx_copy_sges)      /* copied: in more SGEs than a frame chains */ \
 	X(tx_copy_unmapped)  /* copied: region not mapped for the port's DMA */ \
 	X(tx_copy_no_ref)    /* copied: no mbuf or reference object left */ \
-	X(tx_copy_window)    /* copied: a READ through a memory window */
+	X(tx_copy_window)    /* copied: a READ through a memory window */ \
+	X(tx_run_pkts)       /* copied, MIDDLE packets built a run at a time */
 
 /** The counters of DROCE_ZC_STATS, written by one engine only. */
 struct droce_zc_stats {
@@ -213,6 +214,16 @@ droce_tx_room(const struct droce_tx *tx)
 struct rte_mbuf *droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp,
 				struct droce_av *av, uint8_t opcode, uint32_t paylen,
 				uint32_t dqpn, uint32_t psn, bool ackreq, bool se);
+
+/**
+ * Start another frame like the one droce_tx_finish() staged last, but for
+ * its PSN @p psn and its AckReq bit @p ackreq: the same headers (copied
+ * from it), extension headers and payload length. For a message's MIDDLE
+ * packets, whose headers differ in nothing else; the last frame's payload
+ * must be a multiple of 4 bytes (no pad) and at least DROCE_COPY_CRC_MIN
+ * long. @return the mbuf, or NULL when no mbuf or no staging room is left.
+ */
+struct rte_mbuf *droce_tx_again(struct droce_tx *tx, uint32_t psn, bool ackreq);
 
 /**
  * Resolve @p av's destination MAC once (ARP may take a few iterations) and
@@ -333,6 +344,25 @@ enum droce_zc_mode droce_zc_port_mode(uint16_t port_id);
 int droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 		     const struct ibv_sge *sge, unsigned num_sge, uint64_t offset, uint32_t len,
 		     int access, struct droce_qp *qp, struct droce_send_wqe *w);
+
+/**
+ * A send's run of frames of @p frame_len payload bytes each, @p len bytes
+ * in all from @p offset into its list of SGEs @p sge: where to copy their
+ * payloads from (droce_tx_payload_copy()), when they are to be copied, not
+ * sent by reference, and the whole run is in one SGE whose key, bounds and
+ * PD check; NULL otherwise, for droce_tx_payload() to take frame by frame.
+ */
+const uint8_t *droce_tx_payload_run(struct droce_tx *tx, uint32_t pd_handle,
+				    const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,
+				    uint32_t len, uint32_t frame_len);
+
+/**
+ * Copy the payload of @p m, built by droce_tx_start() with room for
+ * @p len bytes, from @p src (checked: droce_tx_payload_run()), and
+ * compute its ICRC on the way where it is long enough.
+ */
+void droce_tx_payload_copy(struct droce_tx *tx, struct rte_mbuf *m, const uint8_t *src,
+			   uint32_t len);
 
 /**
  * droce_tx_payload() for a READ response: @p len bytes at @p va of the

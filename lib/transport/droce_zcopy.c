@@ -367,16 +367,36 @@ droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 		zc_gate(tx);
 	if (len >= tx->zc_from)
 		return zc_payload(tx, m, pd_handle, sge, num_sge, offset, len, access, qp, w);
-	(*tx->zc_copy_count)++;
 	src = droce_sge_one_addr(tx->mrt, pd_handle, sge, num_sge, offset, len, access);
-	if (src == NULL)
+	if (src == NULL) {
+		(*tx->zc_copy_count)++;
 		return droce_sge_read(tx->mrt, pd_handle, sge, num_sge, offset,
 				      droce_tx_cur(tx, DROCE_HDR_PAYLOAD), len, access);
+	}
+	droce_tx_payload_copy(tx, m, src, len);
+	return 0;
+}
+
+const uint8_t *
+droce_tx_payload_run(struct droce_tx *tx, uint32_t pd_handle, const struct ibv_sge *sge,
+		     unsigned num_sge, uint64_t offset, uint32_t len, uint32_t frame_len)
+{
+	if (unlikely(tx->zc_gate_at != tx->now))
+		zc_gate(tx);
+	if (frame_len >= tx->zc_from)
+		return NULL;
+	/* A send reads its own regions, which every region allows. */
+	return droce_sge_one_addr(tx->mrt, pd_handle, sge, num_sge, offset, len, 0);
+}
+
+void
+droce_tx_payload_copy(struct droce_tx *tx, struct rte_mbuf *m, const uint8_t *src, uint32_t len)
+{
+	(*tx->zc_copy_count)++;
 	/* A looped-back zero-copy frame may point into the region:
 	 * droce_copy() keeps memmove()'s contract. */
 	if (len < DROCE_COPY_CRC_MIN || !tx_copy_icrc(tx, m, src, len))
 		droce_copy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), src, len);
-	return 0;
 }
 
 int

@@ -9,6 +9,7 @@
  * acknowledges something new restores the budget; and a resend has a
  * whole ACK timeout for its answer.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <check.h>
 
 #include "droce_peer.h"
+#include "droce_transport.h"
 #include "droce_test.h"
 
 #define PEER_QPN 0x100
@@ -193,6 +195,90 @@ START_TEST(seq_nak_again_costs_nothing)
 }
 END_TEST
 
+/*
+ * Packets @p from..@p pkts - 1 of a @p op message of @p pkts packets
+ * whose LAST carries @p last_len bytes, its payload buf's from 0, as the
+ * device sends them: in order, each with its opcode and PSN, AckReq on
+ * the LAST only, its payload byte for byte, a good ICRC. The packets of
+ * a message's middle are built from the one before (droce_tx_again()):
+ * their headers are the same bytes, but for the BTH's PSN.
+ */
+static void
+take_message(uint8_t op_first, unsigned pkts, uint32_t last_len, unsigned from)
+{
+	uint8_t middle[64], payload[MTU];
+	unsigned hdr = 0;
+
+	for (unsigned i = from; i < pkts; i++) {
+		double until = droce_test_now() + 3;
+		uint8_t op = i == 0 ? op_first : i + 1 == pkts ? op_first + 2 : op_first + 1;
+		struct droce_pkt pkt;
+		struct rte_mbuf *m;
+		const uint8_t *p;
+
+		while ((m = droce_peer_recv(&peer, &pkt)) == NULL && droce_test_now() < until)
+			;
+		ck_assert_ptr_nonnull(m);
+		ck_assert_ptr_nonnull(pkt.op); /* parsed, with its ICRC */
+		ck_assert_uint_eq(pkt.opcode, op);
+		ck_assert_uint_eq(pkt.psn, PSN + i);
+		ck_assert_int_eq(droce_bth_ackreq(droce_pkt_hdr(m, &pkt, DROCE_HDR_BTH)),
+				 i + 1 == pkts);
+		ck_assert_uint_eq(pkt.payload_len, i + 1 == pkts ? last_len : MTU);
+		droce_mbuf_copy(m, pkt.payload_off, pkt.payload_len, payload);
+		ck_assert_int_eq(memcmp(payload, buf + i * MTU, pkt.payload_len), 0);
+		p = rte_pktmbuf_mtod(m, const uint8_t *);
+		if (op == op_first + 1) {
+			if (hdr == 0) {
+				hdr = pkt.bth_off + offsetof(struct droce_bth, apsn);
+				memcpy(middle, p, hdr);
+			}
+			ck_assert_int_eq(memcmp(p, middle, hdr), 0);
+		}
+		rte_pktmbuf_free(m);
+	}
+}
+
+/*
+ * A long WRITE and a long SEND, their payloads copied (their MIDDLE
+ * packets then built a run at a time: droce_req.c, req_middle_run()) or
+ * sent by reference (zero copy, one packet at a time); a sequence NAK in
+ * the middle resends from there, a run then starting inside the message.
+ */
+START_TEST(long_message_packets_and_their_resend)
+{
+	static const struct {
+		enum ibv_wr_opcode wr;
+		uint8_t first;
+	} msgs[] = {
+		{ IBV_WR_RDMA_WRITE, DROCE_OP_WRITE_FIRST },
+		{ IBV_WR_SEND, DROCE_OP_SEND_FIRST },
+	};
+
+	/* Each packet's payload its own (pattern repeats every 256 bytes). */
+	for (unsigned i = 0; i < 9; i++)
+		droce_test_fill(buf + i * MTU, MTU, i);
+	for (unsigned k = 0; k < 2 * RTE_DIM(msgs); k++) {
+		struct ibv_qp *qp = make_qp(1, 14);
+		uint64_t runs = droce_peer_stat(&peer, "tx_run_pkts");
+		bool zc = k >= RTE_DIM(msgs);
+
+		droce_zc_configure(zc, MTU);
+
+		post(qp, msgs[k % 2].wr, 8 * MTU + 100);
+		take_message(msgs[k % 2].first, 9, 100, 0);
+		send_aeth(qp, SEQ_NAK, PSN + 3);
+		take_message(msgs[k % 2].first, 9, 100, 3);
+		send_aeth(qp, ACK, PSN + 8);
+		expect_wc(IBV_WC_SUCCESS);
+		/* MIDDLE packets 1-7, then 4-7 (3 is the resend's first). */
+		ck_assert_uint_eq(droce_peer_stat(&peer, "tx_run_pkts"), runs + (zc ? 0 : 11));
+		destroy(qp);
+	}
+	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+}
+END_TEST
+
 /* A READ response of @p opcode at @p psn, payload from pattern at @p off. */
 static void
 read_resp(struct ibv_qp *qp, uint8_t opcode, uint32_t psn, uint32_t off)
@@ -295,6 +381,7 @@ main(void)
 	tcase_add_unchecked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, seq_nak_again_costs_nothing);
+	tcase_add_test(tc, long_message_packets_and_their_resend);
 	tcase_add_test(tc, read_response_gap_is_one_retry);
 	tcase_add_test(tc, stale_ack_is_no_progress);
 	tcase_add_test(tc, resend_gets_a_whole_ack_timeout);
