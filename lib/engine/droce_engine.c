@@ -345,7 +345,7 @@ engine_rx_qp(struct droce_engine *e, struct droce_qp *qp, struct rte_mbuf *m)
  * is over by then, and every later one finds the new generation
  * (engine_qp_cache_check()) and drops what it held.
  */
-static struct droce_qp *
+static __rte_always_inline struct droce_qp *
 engine_qp_lookup(struct droce_engine *e, uint32_t qpn)
 {
 	struct droce_engine_qp_slot *slot = &e->qpc[qpn & (DROCE_ENGINE_QP_CACHE - 1)];
@@ -396,50 +396,64 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 			engine_rx_qp(e, droce_num_table_lookup(e->qpt, qpn[i]), m);
 }
 
-/*
- * The frames from @p pkts[0] on that make a run of a long WRITE's MIDDLE
- * packets (droce_resp_write_run_start()), when they do: each checked
- * (its ICRC) and taken, and what the engine does per frame for its QP
- * (engine_rx_qp()) done once. A frame whose ICRC is wrong is dropped and
- * ends the run; those after it go their own way (a sequence NAK).
- * @return how many frames it took, the dropped one included; 0 when
- * @p pkts[0] starts no run.
- */
-static unsigned
-engine_rx_run(struct droce_engine *e, struct rte_mbuf **pkts, unsigned n)
-{
-	const struct droce_pkt *pkt = droce_pkt_of(pkts[0]);
-	struct droce_write_run run;
+/* A run of a long WRITE's MIDDLE packets the RX loop is in. */
+struct engine_run {
 	struct droce_qp *qp;
-	unsigned k, i;
+	unsigned left;               /**< its frames still to come (0: none) */
+	struct droce_write_run w;
+};
 
-	/* The opcode first: any other frame pays only this. */
-	if (!(pkt->op->flags & DROCE_OPF_MIDDLE) || !(pkt->op->flags & DROCE_OPF_WRITE))
-		return 0;
-	qp = engine_qp_lookup(e, pkt->qpn);
+/*
+ * Do the frames from @p pkts[0] on (a WRITE MIDDLE packet of some
+ * service, by its opcode) make a run (droce_resp_write_run_start())? Then @p run holds it:
+ * each of its frames has its ICRC checked and is taken
+ * (engine_run_frame()), and what the engine does per frame for its QP
+ * (engine_rx_qp()) is done once, as it ends (engine_run_end()). Out of
+ * line: other frames pay only the loop's look at their opcode.
+ */
+static void __rte_noinline
+engine_run_start(struct droce_engine *e, struct engine_run *run, struct rte_mbuf **pkts,
+		 unsigned n)
+{
+	struct droce_qp *qp = engine_qp_lookup(e, droce_pkt_of(pkts[0])->qpn);
+
 	if (qp == NULL || __atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
-		return 0;
-	k = droce_resp_write_run_start(&e->tx, qp, pkts, n, &run);
-	if (k == 0)
-		return 0;
+		return;
+	run->left = droce_resp_write_run_start(&e->tx, qp, pkts, n, &run->w);
+	run->qp = qp;
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_validity);
-	for (i = 0; i < k; i++) {
-		if (!droce_port_rx_verify(e->port, e->queue, pkts[i], e->tx.now, &e->tx.rx_copy)) {
-			i++;
-			break;
-		}
-		droce_stage_lap(&e->tx.stage, DROCE_STAGE_icrc);
-		droce_resp_write_run_frame(&e->tx, &run, pkts[i]);
-		droce_stage_lap(&e->tx.stage, DROCE_STAGE_responder);
-	}
-	droce_resp_write_run_end(&e->tx, qp, &run);
-	qp->stats.rx_pkts += i;
-	engine_count_work(e, qp, i);
+}
+
+static void __rte_noinline
+engine_run_end(struct droce_engine *e, struct engine_run *run)
+{
+	struct droce_qp *qp = run->qp;
+
+	droce_resp_write_run_end(&e->tx, qp, &run->w);
+	qp->stats.rx_pkts += run->w.n;
+	engine_count_work(e, qp, run->w.n);
 	if (__atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
 		droce_resp_send_owed(&e->tx, qp);
 	else
 		engine_activate(e, qp, false);
-	return i;
+}
+
+/* The run's next frame @p m, its ICRC checked: good (@p ok), it is taken;
+ * wrong, it was dropped, and it ends the run (those after it go their own
+ * way: a sequence NAK). */
+static inline void
+engine_run_frame(struct droce_engine *e, struct engine_run *run, struct rte_mbuf *m, bool ok)
+{
+	if (ok) {
+		droce_stage_lap(&e->tx.stage, DROCE_STAGE_icrc);
+		droce_resp_write_run_frame(&e->tx, &run->w, m);
+		droce_stage_lap(&e->tx.stage, DROCE_STAGE_responder);
+		run->left--;
+	} else {
+		run->left = 0;
+	}
+	if (run->left == 0)
+		engine_run_end(e, run);
 }
 
 /*
@@ -583,6 +597,7 @@ static int
 engine_iteration(struct droce_engine *e, bool rx, bool app)
 {
 	struct rte_mbuf *pkts[RX_BURST];
+	struct engine_run run;
 	uint64_t start, end, rx0 = e->burst->rx, tx0 = e->burst->tx;
 	uint16_t n = 0, i, left;
 	unsigned moved, served;
@@ -609,19 +624,24 @@ engine_iteration(struct droce_engine *e, bool rx, bool app)
 	/* A long payload's copy waits for the next frame's check, and is
 	 * made beside it (droce_payload_to_mem()); the last one here. */
 	e->tx.rx_defer = true;
-	for (i = 0; i < n;) {
-		unsigned run = engine_rx_run(e, pkts + i, n - i);
+	run.left = 0;
+	for (i = 0; i < n; i++) {
+		bool ok;
 
-		if (run != 0) {
-			i += run;
+		if (unlikely((droce_pkt_of(pkts[i])->opcode & DROCE_OP_MASK) ==
+			     DROCE_OP_WRITE_MIDDLE) && run.left == 0)
+			engine_run_start(e, &run, pkts + i, n - i);
+		/* One call for every frame, in a run or not: inlined. */
+		ok = droce_port_rx_verify(e->port, e->queue, pkts[i], e->tx.now, &e->tx.rx_copy);
+		if (run.left != 0) {
+			engine_run_frame(e, &run, pkts[i], ok);
 			continue;
 		}
-		if (droce_port_rx_verify(e->port, e->queue, pkts[i], e->tx.now, &e->tx.rx_copy)) {
+		if (ok) {
 			droce_stage_lap(&e->tx.stage, DROCE_STAGE_icrc);
 			engine_rx_one(e, pkts[i]);
 		}
 		droce_stage_lap(&e->tx.stage, DROCE_STAGE_rx);
-		i++;
 	}
 	e->tx.rx_defer = false;
 	droce_side_copy_run(&e->tx.rx_copy);

@@ -26,27 +26,6 @@ sge_run(void *arg, uint32_t pos, const void *data, uint32_t n)
 			      (void *)(uintptr_t)data, n, true);
 }
 
-/* Where the payload of @p pkt lies when its copy may wait for the next
- * frame's check (droce_payload_to_mem()), else NULL: in the engine's RX
- * loop, long and in one segment. */
-static const void *
-payload_waitable(const struct droce_tx *tx, const struct rte_mbuf *m,
-		 const struct droce_pkt *pkt)
-{
-	if (!tx->rx_defer || pkt->payload_len < DROCE_COPY_CRC_MIN)
-		return NULL;
-	return droce_mbuf_flat(m, pkt->payload_off, pkt->payload_len);
-}
-
-/* Let the copy of @p n bytes from @p src to @p dst wait. */
-static void
-payload_wait(struct droce_tx *tx, void *dst, const void *src, uint32_t n)
-{
-	/* One at a time: the next frame's check makes it. */
-	droce_side_copy_run(&tx->rx_copy);
-	tx->rx_copy = (struct droce_side_copy){ .dst = dst, .src = src, .n = n };
-}
-
 int
 droce_payload_to_sge(struct droce_tx *tx, uint32_t pd_handle,
 		     const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,
@@ -62,10 +41,10 @@ droce_payload_to_sge(struct droce_tx *tx, uint32_t pd_handle,
 	if (pkt->payload_len == 0)
 		return 0;
 	/* Into one SGE, checked as droce_sge_copy() checks it. */
-	if (may_defer && (flat = payload_waitable(tx, m, pkt)) != NULL &&
+	if (may_defer && (flat = droce_payload_waitable(tx, m, pkt)) != NULL &&
 	    (dst = droce_sge_one_addr(tx->mrt, pd_handle, sge, num_sge, offset, pkt->payload_len,
 				      IBV_ACCESS_LOCAL_WRITE)) != NULL) {
-		payload_wait(tx, dst, flat, pkt->payload_len);
+		droce_payload_wait(tx, dst, flat, pkt->payload_len);
 		return 0;
 	}
 	flat = droce_mbuf_flat(m, pkt->payload_off, pkt->payload_len);
@@ -73,18 +52,4 @@ droce_payload_to_sge(struct droce_tx *tx, uint32_t pd_handle,
 		return sge_run(&t, 0, flat, pkt->payload_len) == 0 ? 0 : -EFAULT;
 	return droce_mbuf_runs(m, pkt->payload_off, pkt->payload_len, sge_run, &t) == 0 ?
 	       0 : -EFAULT;
-}
-
-void
-droce_payload_to_mem(struct droce_tx *tx, void *dst, const struct rte_mbuf *m,
-		     const struct droce_pkt *pkt, bool may_defer)
-{
-	const void *flat;
-
-	if (may_defer && (flat = payload_waitable(tx, m, pkt)) != NULL) {
-		payload_wait(tx, dst, flat, pkt->payload_len);
-		return;
-	}
-	/* The parser checked that the frame holds the whole payload. */
-	droce_mbuf_copy(m, pkt->payload_off, pkt->payload_len, dst);
 }

@@ -151,8 +151,9 @@ req_check_timers(struct droce_qp *qp, uint64_t now)
 	return true;
 }
 
-/* The opcode of a SEND or WRITE packet, by its place in the message. */
-static uint8_t
+/* The opcode of a SEND or WRITE packet, by its place in the message.
+ * Inlined: with constant @p first and @p last, little of it is left. */
+static __rte_always_inline uint8_t
 req_data_opcode(const struct droce_send_wqe *w, bool first, bool last)
 {
 	bool write = w->opcode == IBV_WR_RDMA_WRITE || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -400,7 +401,7 @@ req_complete_unacked(struct droce_qp *qp)
 }
 
 /* May the WQE @p w, one of whose packets was just built, go on to its next? */
-static bool
+static __rte_always_inline bool
 req_data_goes_on(struct droce_tx *tx, struct droce_qp *qp, const struct droce_send_wqe *w,
 		 bool reliable)
 {
@@ -418,9 +419,10 @@ req_data_goes_on(struct droce_tx *tx, struct droce_qp *qp, const struct droce_se
  * same for all of them, so it is worked out once, the run's payload found
  * in one SGE at once. Frames that go by reference (zero copy), inline data,
  * payloads over several SGEs and XRC go by req_data(), one at a time.
+ * Out of line: a message of one packet, the common one, never calls it.
  * @return how many it built.
  */
-static unsigned
+static unsigned __rte_noinline
 req_middle_run(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 	       bool reliable)
 {

@@ -442,6 +442,27 @@ int droce_payload_to_sge(struct droce_tx *tx, uint32_t pd_handle,
 			 const struct ibv_sge *sge, unsigned num_sge, uint64_t offset,
 			 const struct rte_mbuf *m, const struct droce_pkt *pkt, bool may_defer);
 
+/** Where the payload of @p pkt lies when its copy may wait for the next
+ *  frame's check (droce_payload_to_mem()), else NULL: in the engine's RX
+ *  loop, long and in one segment. */
+static inline const void *
+droce_payload_waitable(const struct droce_tx *tx, const struct rte_mbuf *m,
+		       const struct droce_pkt *pkt)
+{
+	if (!tx->rx_defer || pkt->payload_len < DROCE_COPY_CRC_MIN)
+		return NULL;
+	return droce_mbuf_flat(m, pkt->payload_off, pkt->payload_len);
+}
+
+/** Let the copy of @p n bytes from @p src to @p dst wait. */
+static inline void
+droce_payload_wait(struct droce_tx *tx, void *dst, const void *src, uint32_t n)
+{
+	/* One at a time: the next frame's check makes it. */
+	droce_side_copy_run(&tx->rx_copy);
+	tx->rx_copy = (struct droce_side_copy){ .dst = dst, .src = src, .n = n };
+}
+
 /**
  * Copy the payload of @p pkt to @p dst (already checked to be writable):
  * at once, or, when @p may_defer, the engine's RX loop allows it
@@ -450,10 +471,23 @@ int droce_payload_to_sge(struct droce_tx *tx, uint32_t pd_handle,
  * (droce_port_rx_verify()), where it costs little more than the check,
  * and before anything leaves the engine or the frame is freed. Nothing
  * that tells anyone the bytes are there (a completion) may follow in the
- * same handler: the caller passes @p may_defer false then.
+ * same handler: the caller passes @p may_defer false then. Inline: every
+ * payload that goes to a region takes it, from the responder's general
+ * path and from its runs.
  */
-void droce_payload_to_mem(struct droce_tx *tx, void *dst, const struct rte_mbuf *m,
-			  const struct droce_pkt *pkt, bool may_defer);
+static inline void
+droce_payload_to_mem(struct droce_tx *tx, void *dst, const struct rte_mbuf *m,
+		     const struct droce_pkt *pkt, bool may_defer)
+{
+	const void *flat;
+
+	if (may_defer && (flat = droce_payload_waitable(tx, m, pkt)) != NULL) {
+		droce_payload_wait(tx, dst, flat, pkt->payload_len);
+		return;
+	}
+	/* The parser checked that the frame holds the whole payload. */
+	droce_mbuf_copy(m, pkt->payload_off, pkt->payload_len, dst);
+}
 
 /* ---- requester ---- */
 

@@ -6,7 +6,7 @@
 
 /* An mbuf for a frame: from the spares, refilled in bulk. When the pool
  * has fewer than a bulk left (a get is all or nothing), one at a time. */
-static struct rte_mbuf *
+static __rte_always_inline struct rte_mbuf *
 tx_mbuf(struct droce_tx *tx)
 {
 	if (tx->nb_spare == 0) {
@@ -15,6 +15,21 @@ tx_mbuf(struct droce_tx *tx)
 		tx->nb_spare = DROCE_TX_SPARE;
 	}
 	return tx->spare[--tx->nb_spare];
+}
+
+/* An mbuf for the next frame to stage, or NULL when no room or no mbuf
+ * is left (counted). Inlined in every frame's start. */
+static __rte_always_inline struct rte_mbuf *
+tx_frame_mbuf(struct droce_tx *tx)
+{
+	struct rte_mbuf *m;
+
+	if (droce_tx_room(tx) == 0)
+		return NULL;
+	m = tx_mbuf(tx);
+	if (m == NULL)
+		(*tx->no_mbuf)++;
+	return m;
 }
 
 void
@@ -39,13 +54,9 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 	uint8_t tclass;
 	uint8_t *p;
 
-	if (droce_tx_room(tx) == 0)
+	m = tx_frame_mbuf(tx);
+	if (m == NULL)
 		return NULL;
-	m = tx_mbuf(tx);
-	if (m == NULL) {
-		(*tx->no_mbuf)++;
-		return NULL;
-	}
 	/* The AV's class keeps its DSCP; the ECN bits are the port's (a CNP
 	 * goes Not-ECT, as NICs send it). A UD address handle may serve QPs of
 	 * several engines at once: its frames use the engine's own template,
@@ -97,13 +108,9 @@ droce_tx_again(struct droce_tx *tx, uint32_t psn, bool ackreq)
 	struct rte_mbuf *m;
 	uint8_t *p;
 
-	if (droce_tx_room(tx) == 0)
+	m = tx_frame_mbuf(tx);
+	if (m == NULL)
 		return NULL;
-	m = tx_mbuf(tx);
-	if (m == NULL) {
-		(*tx->no_mbuf)++;
-		return NULL;
-	}
 	/* From the pool the last frame came from: the same room. */
 	m->data_len = (uint16_t)len;
 	m->pkt_len = len;

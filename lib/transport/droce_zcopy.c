@@ -354,6 +354,18 @@ tx_copy_icrc(struct droce_tx *tx, struct rte_mbuf *m, const uint8_t *src, uint32
 	return true;
 }
 
+/* droce_tx_payload_copy(), inlined where a short payload's copy is
+ * most of the frame's work. */
+static __rte_always_inline void
+tx_payload_copy(struct droce_tx *tx, struct rte_mbuf *m, const uint8_t *src, uint32_t len)
+{
+	(*tx->zc_copy_count)++;
+	/* A looped-back zero-copy frame may point into the region:
+	 * droce_copy() keeps memmove()'s contract. */
+	if (len < DROCE_COPY_CRC_MIN || !tx_copy_icrc(tx, m, src, len))
+		droce_copy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), src, len);
+}
+
 int
 droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 		 const struct ibv_sge *sge, unsigned num_sge, uint64_t offset, uint32_t len,
@@ -373,7 +385,7 @@ droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 		return droce_sge_read(tx->mrt, pd_handle, sge, num_sge, offset,
 				      droce_tx_cur(tx, DROCE_HDR_PAYLOAD), len, access);
 	}
-	droce_tx_payload_copy(tx, m, src, len);
+	tx_payload_copy(tx, m, src, len);
 	return 0;
 }
 
@@ -392,11 +404,7 @@ droce_tx_payload_run(struct droce_tx *tx, uint32_t pd_handle, const struct ibv_s
 void
 droce_tx_payload_copy(struct droce_tx *tx, struct rte_mbuf *m, const uint8_t *src, uint32_t len)
 {
-	(*tx->zc_copy_count)++;
-	/* A looped-back zero-copy frame may point into the region:
-	 * droce_copy() keeps memmove()'s contract. */
-	if (len < DROCE_COPY_CRC_MIN || !tx_copy_icrc(tx, m, src, len))
-		droce_copy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), src, len);
+	tx_payload_copy(tx, m, src, len);
 }
 
 int
