@@ -949,7 +949,9 @@ struct run_test {
 	uint32_t seg;           /* bytes per mbuf segment (0: one segment) */
 };
 
-#define RUN_NONE { .bad_icrc = UINT32_MAX, .other_pkey = UINT32_MAX, .ce = UINT32_MAX }
+/* A WRITE of @p n packets of service @p svc, nothing wrong with it. */
+#define RUN(svc_, n) { .svc = (svc_), .pkts = (n), .bad_icrc = UINT32_MAX, \
+		       .other_pkey = UINT32_MAX, .ce = UINT32_MAX }
 
 /* Packets @p first..@p last - 1 of the WRITE @p t says, into buf from 0,
  * carrying pattern, in one RX burst; the last one sent asks for an ACK. */
@@ -986,13 +988,10 @@ expect_landed(uint32_t n)
  * once ACKed; chained MIDDLE packets too. */
 START_TEST(write_run_lands_whole)
 {
-	struct run_test t = RUN_NONE;
+	struct run_test t = RUN(DROCE_SVC_RC, 8);
 
-	t.svc = DROCE_SVC_RC;
-	t.pkts = 8;
 	for (unsigned split = 1; split <= t.pkts; split++) {
 		struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
-
 		uint64_t runs = droce_peer_stat(&peer, "rx_run_pkts");
 
 		t.seg = split % 2 ? 0 : 300;
@@ -1020,10 +1019,8 @@ START_TEST(write_run_with_a_corrupt_middle)
 {
 	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
 	uint64_t bad_icrc = port_bad_icrc(), runs = droce_peer_stat(&peer, "rx_run_pkts");
-	struct run_test t = RUN_NONE;
+	struct run_test t = RUN(DROCE_SVC_RC, 8);
 
-	t.svc = DROCE_SVC_RC;
-	t.pkts = 8;
 	t.bad_icrc = 4;
 	memset(buf, 0, BUF);
 	write_run(qp, &t, 0, t.pkts);
@@ -1047,12 +1044,10 @@ START_TEST(write_run_pkey_and_ce_per_packet)
 	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
 	uint64_t pkey = droce_peer_stat(&peer, "rx_bad_pkey");
 	uint64_t ce = droce_peer_stat(&peer, "ce_received");
-	struct run_test t = RUN_NONE;
+	struct run_test t = RUN(DROCE_SVC_RC, 8);
 	struct droce_pkt pkt;
 	struct rte_mbuf *m;
 
-	t.svc = DROCE_SVC_RC;
-	t.pkts = 8;
 	t.other_pkey = 5;
 	t.ce = 3;
 	memset(buf, 0, BUF);
@@ -1075,10 +1070,8 @@ END_TEST
 START_TEST(write_run_past_its_length_is_refused)
 {
 	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
-	struct run_test t = RUN_NONE;
+	struct run_test t = RUN(DROCE_SVC_RC, 8);
 
-	t.svc = DROCE_SVC_RC;
-	t.pkts = 8;
 	t.reth_len = 4 * MTU;
 	memset(buf, 0, BUF);
 	write_run(qp, &t, 0, t.pkts);
@@ -1100,11 +1093,9 @@ START_TEST(write_run_into_a_changed_region)
 		struct ibv_mr *r = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE |
 					      IBV_ACCESS_REMOTE_WRITE);
 		struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
-		struct run_test t = RUN_NONE;
+		struct run_test t = RUN(DROCE_SVC_RC, 8);
 
 		ck_assert_ptr_nonnull(r);
-		t.svc = DROCE_SVC_RC;
-		t.pkts = 8;
 		t.rkey = r->rkey;
 		memset(buf, 0, BUF);
 		write_run(qp, &t, 0, 1);
@@ -1131,10 +1122,8 @@ START_TEST(write_run_after_remote_write_is_disabled)
 {
 	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
 	struct ibv_qp_attr attr = { .qp_access_flags = IBV_ACCESS_REMOTE_READ };
-	struct run_test t = RUN_NONE;
+	struct run_test t = RUN(DROCE_SVC_RC, 8);
 
-	t.svc = DROCE_SVC_RC;
-	t.pkts = 8;
 	memset(buf, 0, BUF);
 	write_run(qp, &t, 0, 1);
 	expect_aeth(DROCE_AETH_ACK);
@@ -1151,10 +1140,8 @@ END_TEST
 START_TEST(write_run_on_uc)
 {
 	struct ibv_qp *qp = make_qp(IBV_QPT_UC, NULL);
-	struct run_test t = RUN_NONE;
+	struct run_test t = RUN(DROCE_SVC_UC, 8);
 
-	t.svc = DROCE_SVC_UC;
-	t.pkts = 8;
 	memset(buf, 0, BUF);
 	write_run(qp, &t, 0, t.pkts);
 	expect_landed(t.pkts * MTU);
