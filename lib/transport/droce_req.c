@@ -414,12 +414,12 @@ req_data_goes_on(struct droce_tx *tx, struct droce_qp *qp, const struct droce_se
 /*
  * The MIDDLE packets of a long SEND or WRITE of an RC or UC QP, from its
  * next one on and before its LAST, as many as the staging and the window
- * take and the pacer lets go: what req_data() works out per packet (the
+ * take: what req_data() works out per packet (the
  * opcode, the extension headers, the length, where the payload is) is the
  * same for all of them, so it is worked out once, the run's payload found
  * in one SGE at once. Frames that go by reference (zero copy), inline data,
- * payloads over several SGEs and XRC go by req_data(), one at a time.
- * Out of line: a message of one packet, the common one, never calls it.
+ * payloads over several SGEs, XRC and a QP the pacer holds to a rate
+ * (DCQCN, after a CNP) go by req_data(), one at a time. Out of line: a message of one packet, the common one, never calls it.
  * @return how many it built.
  */
 static unsigned __rte_noinline
@@ -427,7 +427,7 @@ req_middle_run(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *
 	       bool reliable)
 {
 	uint32_t mtu = qp->mtu, left = w->length - w->sent, bytes = 0;
-	unsigned room = droce_tx_room(tx), n = 0, i;
+	unsigned n = 0, i;
 	uint32_t window = reliable ? DROCE_REQ_WINDOW -
 				     (uint32_t)droce_psn_diff(qp->req.psn, qp->comp.psn) :
 				     UINT32_MAX;
@@ -437,9 +437,11 @@ req_middle_run(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *
 	/* Frames one MTU long (256 bytes or more, a multiple of 4) are what
 	 * droce_tx_again() takes. */
 	RTE_BUILD_BUG_ON(DROCE_COPY_CRC_MIN > 256);
-	if (w->is_inline || (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC))
+	if (w->is_inline || (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC) ||
+	    qp->cc.limited)
 		return 0;
-	for (; bytes + mtu < left && n < room && n < window; bytes += mtu)
+	/* The staging's room stops it too (droce_tx_again() says so). */
+	for (; bytes + mtu < left && n < window; bytes += mtu)
 		n++;
 	if (n == 0 || (src = droce_tx_payload_run(tx, qp->pd_handle, droce_wqe_sge(w),
 						  w->num_sge, w->sent, bytes, mtu)) == NULL)
@@ -450,8 +452,6 @@ req_middle_run(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *
 				      REQ_ACKREQ_EVERY - 1;
 		struct rte_mbuf *m;
 
-		if (i > 0 && !droce_cc_may_send(tx, qp, req_frame_bytes(qp, w, false)))
-			break;
 		m = i == 0 ? droce_tx_start(tx, qp, &qp->av, opcode, mtu, qp->attr.dest_qp_num,
 					    qp->req.psn, ackreq, false) :
 			     droce_tx_again(tx, qp->req.psn, ackreq);
