@@ -882,14 +882,43 @@ raw_warm_up(struct raw *w)
 	return 0;
 }
 
+/*
+ * The IB MTU droce's port would offer on this ethdev, for the one asked:
+ * the frames of both baselines are droce's, and where droce keeps its
+ * frames to one of the port's buffers (memif's bsize, af_packet's
+ * framesz) so must they. Over memif a frame that spans buffers is not
+ * safe: DPDK 22.11's eth_memif_tx() takes one ring slot more than is free
+ * when such a frame meets an almost full ring, overwriting a frame the
+ * peer has not read yet (docs/config.md, "memif buffers").
+ */
+static int
+raw_mtu(struct raw *w)
+{
+	int mtu = droce_port_mtu_offered(w->port, (uint16_t)w->mtu);
+
+	if (mtu < 0) {
+		fprintf(stderr, PERF_NAME ": no IB MTU fits ethdev %u: %s\n", w->port,
+			strerror(-mtu));
+		return -1;
+	}
+	if ((unsigned)mtu < w->mtu)
+		fprintf(stderr, PERF_NAME ": IB MTU %u does not fit in the port's buffers; "
+			"the port offers %d\n", w->mtu, mtu);
+	w->mtu = (unsigned)mtu;
+	return 0;
+}
+
 static int
 raw_run(struct raw *w)
 {
 	const struct perf_opts *o = w->o;
-	struct perf_info info = { .device = w->name, .mtu = w->mtu };
+	struct perf_info info = { .device = w->name };
 	uint64_t sizes[24];
 	unsigned nsizes, i;
 
+	if (raw_mtu(w) != 0)
+		return -1;
+	info.mtu = w->mtu;
 	nsizes = perf_sizes(o, sizes);
 	if (o->touch) {
 		info.crc_path = droce_icrc_init();

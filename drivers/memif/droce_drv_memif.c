@@ -14,7 +14,9 @@
  * swallowed the WRITE after it, again at every resend, until the QP
  * failed with retry errors (docs/config.md, "memif buffers"). Frames that
  * each fit in one buffer never set the flag, so the port offers the
- * largest IB MTU whose frames do.
+ * largest IB MTU whose frames do. (They also stay clear of the same
+ * loop's slot count, which lets a frame that spans buffers take one ring
+ * slot more than is free and overwrite a frame the peer has not read.)
  */
 #include <string.h>
 

@@ -95,9 +95,8 @@ port_queues_setup(struct droce_port *p, const struct droce_port_conf *conf)
 static int
 port_mtu_choose(struct droce_port *p, const struct droce_port_conf *conf)
 {
-	uint32_t frame_max = p->drv->frame_max != NULL ? p->drv->frame_max(&p->dev_info) : 0;
 	struct droce_port_buf b;
-	int ret = droce_port_buf_plan(p->drv, frame_max, conf->mtu, &b);
+	int ret = droce_port_buf_plan_dev(p->drv, &p->dev_info, conf->mtu, &b);
 
 	if (ret != 0)
 		return ret;

@@ -550,6 +550,19 @@ const char *droce_port_driver(const struct droce_port *p, struct droce_drv_caps 
 uint16_t droce_port_mtu(const struct droce_port *p);
 
 /**
+ * The IB MTU a port on ethdev @p port_id would offer when @p ib_mtu is
+ * asked for (droce_port_mtu() after droce_port_attach()), without
+ * attaching it: for an application that sends RoCE-sized frames of its
+ * own on such a link and must keep them to what the port carries whole
+ * (droce-perf's raw-L2 baselines over memif's buffers).
+ *
+ * @return the MTU (256..4096, at most @p ib_mtu), -EINVAL for an
+ * @p ib_mtu that is not a power of two in 256..4096, -ENOSPC where no MTU
+ * fits, or what rte_eth_dev_info_get() returned.
+ */
+int droce_port_mtu_offered(uint16_t port_id, uint16_t ib_mtu);
+
+/**
  * Number of valid GIDs. The table follows rxe's order, so the familiar
  * `-g 1` selects IPv4: index 0 is the IPv6 link-local GID made from the
  * MAC (fe80::/64 with EUI-64), index 1 the IPv4-mapped GID ::ffff:a.b.c.d

@@ -57,3 +57,31 @@ droce_port_buf_plan(const struct droce_driver_ops *drv, uint32_t frame_max, uint
 	}
 	return -ENOSPC;
 }
+
+int
+droce_port_buf_plan_dev(const struct droce_driver_ops *drv, const struct rte_eth_dev_info *info,
+			uint16_t ib_mtu, struct droce_port_buf *b)
+{
+	return droce_port_buf_plan(drv, drv->frame_max != NULL ? drv->frame_max(info) : 0, ib_mtu,
+				   b);
+}
+
+int
+droce_port_mtu_offered(uint16_t port_id, uint16_t ib_mtu)
+{
+	const struct droce_driver_ops *drv;
+	struct rte_eth_dev_info info;
+	struct droce_port_buf b;
+	int ret;
+
+	if (ib_mtu < 256 || ib_mtu > 4096 || !rte_is_power_of_2(ib_mtu))
+		return -EINVAL;
+	ret = rte_eth_dev_info_get(port_id, &info);
+	if (ret != 0)
+		return ret;
+	drv = droce_driver_find(&info);
+	if (drv == NULL)
+		return -ENOTSUP;
+	ret = droce_port_buf_plan_dev(drv, &info, ib_mtu, &b);
+	return ret != 0 ? ret : b.ib_mtu;
+}

@@ -208,6 +208,9 @@ struct droce_port_buf {
 /* @p frame_max: the longest frame the PMD carries whole (0: no limit). */
 int droce_port_buf_plan(const struct droce_driver_ops *drv, uint32_t frame_max, uint16_t ib_mtu,
 			struct droce_port_buf *b);
+/* The same for the ethdev @p info describes: its frame_max from @p drv. */
+int droce_port_buf_plan_dev(const struct droce_driver_ops *drv, const struct rte_eth_dev_info *info,
+			    uint16_t ib_mtu, struct droce_port_buf *b);
 
 /* droce_port_memif.c: DPDK 22.11's memif ethdev. */
 bool droce_port_is_memif(uint16_t port_id, struct rte_eth_dev_info *info);

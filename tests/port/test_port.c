@@ -1119,9 +1119,10 @@ af_packet_frame_max(unsigned id, const char *extra)
  * memif and af_packet ports offer the largest IB MTU whose frames fit in
  * one of their buffers (drivers/memif, drivers/af_packet): 1024 with the
  * PMDs' default 2048-byte buffers, the 4096 asked for with buffers large
- * enough (bsize=4352, framesz=8192). The memif ports are attached; the
- * af_packet ones only probed (attaching sets the interface's MAC, which
- * the loopback interface refuses), their limit planned as the port does.
+ * enough (bsize=4352, framesz=8192). The memif ports are attached, and
+ * droce_port_mtu_offered() says so before; the af_packet ones only probed
+ * (attaching sets the interface's MAC, which the loopback interface
+ * refuses), their limit planned as the port does.
  */
 START_TEST(test_frame_max_mtu)
 {
@@ -1137,10 +1138,15 @@ START_TEST(test_frame_max_mtu)
 		};
 		struct droce_port *p;
 
+		ck_assert_int_eq(droce_port_mtu_offered(c.port_id, 4096), mtu[i]);
+		ck_assert_int_eq(droce_port_mtu_offered(c.port_id, 512), 512);
+		ck_assert_int_eq(droce_port_mtu_offered(c.port_id, 1000), -EINVAL);
+		ck_assert_int_eq(droce_port_mtu_offered(c.port_id, 8192), -EINVAL);
 		ck_assert_int_eq(droce_port_attach(&c, &p), 0);
 		ck_assert_uint_eq(droce_port_mtu(p), mtu[i]);
 		droce_port_detach(p);
 	}
+	ck_assert_int_lt(droce_port_mtu_offered(RTE_MAX_ETHPORTS, 1024), 0);
 	ck_assert_int_eq(droce_port_buf_plan(&droce_drv_af_packet, af_packet_frame_max(95, NULL),
 					     4096, &b), 0);
 	ck_assert_uint_eq(b.ib_mtu, 1024);
