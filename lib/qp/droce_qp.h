@@ -123,6 +123,7 @@ struct droce_wq {
 	uint32_t prod;               /**< next free slot, written by posters */
 	uint32_t cons_seen;          /**< posters' last look at @ref cons */
 	uint32_t batch_mark;         /**< prod when posts last ran the engine (droce_wq_batch_due()) */
+	uint32_t batch;              /**< posts between two such runs (droce_wq_post_batch()) */
 	uint8_t pad1[RTE_CACHE_LINE_SIZE];
 	/* The engine's: posters read it only when the ring looks full. */
 	uint32_t cons;               /**< oldest WQE not yet completed */
@@ -158,12 +159,29 @@ droce_wq_room_at(struct droce_wq *q, uint32_t prod)
 	return prod - q->cons_seen < q->max_wr;
 }
 
-/** Posts to an active QP between two runs of the engine's send half. */
+/** Posts to an active QP between two runs of the engine's send half, at most. */
 #define DROCE_POST_BATCH 32
 
 /**
+ * The posts between two runs of the engine's send half for a queue of
+ * @p max_wr WQEs: an eighth of it, DROCE_POST_BATCH at most. An
+ * application that keeps its queue full waits for a completion with only
+ * part of the queue still to post: perftest's defaults (128 WQEs, one in
+ * 100 signaled) leave 28. A batch longer than that slack sent nothing
+ * until the queue was full and the application polled, and every round
+ * trip to the signaled WQE's completion stalled the sender (at 64 bytes,
+ * some 27 cycles per message spent polling an idle engine, against 9
+ * with 16 posts per batch: docs/benchmarks.md, twenty-sixth session).
+ */
+static inline uint32_t
+droce_wq_post_batch(uint32_t max_wr)
+{
+	return RTE_MIN(RTE_MAX(max_wr / 8, 1u), (uint32_t)DROCE_POST_BATCH);
+}
+
+/**
  * Poster side, under the posters' lock, after publishing up to @p prod:
- * have DROCE_POST_BATCH WQEs been posted since the last time this said
+ * have @ref droce_wq.batch WQEs been posted since the last time this said
  * yes? A long series of posts then sends its frames as it goes, a burst
  * at a time, as a NIC's doorbell would, instead of all of them at the
  * next poll, after the last post.
@@ -171,7 +189,7 @@ droce_wq_room_at(struct droce_wq *q, uint32_t prod)
 static inline bool
 droce_wq_batch_due(struct droce_wq *q, uint32_t prod)
 {
-	if (prod - q->batch_mark < DROCE_POST_BATCH)
+	if (prod - q->batch_mark < q->batch)
 		return false;
 	q->batch_mark = prod;
 	return true;

@@ -32,6 +32,7 @@ droce_wq_init(struct droce_wq *q, uint32_t max_wr, uint32_t stride)
 	q->stride = stride;
 	q->mask = n - 1;
 	q->max_wr = max_wr;
+	q->batch = droce_wq_post_batch(max_wr);
 	q->prod = q->cons = q->cons_seen = 0;
 	rte_spinlock_init(&q->lock);
 	q->single_producer = single_threaded();

@@ -5,8 +5,8 @@
  * a time: an application's poll that staged only an ACK holds it for the
  * next entry into the engine (docs/architecture.md, "ACKs ride with the
  * answer"), which sends it first, or with the frame a post builds; and a
- * series of posts to a busy QP runs the engine's send half every
- * DROCE_POST_BATCH posts (droce_wq_batch_due()). A QP that sent and
+ * series of posts to a busy QP runs the engine's send half every eighth
+ * of its send queue (droce_wq_batch_due()). A QP that sent and
  * completed everything lingers on the active list (drained) until the
  * engine's sweep lets it go, and posts racing those sweeps are not lost.
  * An engine with a progress thread holds nothing back, and the first
@@ -187,19 +187,22 @@ END_TEST
 START_TEST(posts_send_a_batch_at_a_time)
 {
 	struct ibv_qp *qp = make_qp();
+	const unsigned batch = droce_qp_of(qp)->sq.batch;
 	uint32_t psn;
 	unsigned i, sent = 0;
 
+	/* An eighth of the 64 WQEs make_qp() asks for. */
+	ck_assert_uint_eq(batch, 8);
 	post_write(qp, 0);
 	ck_assert_int_eq(next_opcode(&psn), DROCE_OP_WRITE_ONLY);
-	for (i = 1; i < DROCE_POST_BATCH - 1; i++)
+	for (i = 1; i < batch - 1; i++)
 		post_write(qp, i);
 	ck_assert_int_eq(next_opcode(&psn), -1);
 	post_write(qp, i);
 	while (next_opcode(&psn) == DROCE_OP_WRITE_ONLY)
 		sent++;
-	ck_assert_uint_eq(sent, DROCE_POST_BATCH - 1);
-	ck_assert_uint_eq(psn, PSN + DROCE_POST_BATCH - 1);
+	ck_assert_uint_eq(sent, batch - 1);
+	ck_assert_uint_eq(psn, PSN + batch - 1);
 	destroy(qp);
 }
 END_TEST
