@@ -33,9 +33,11 @@ wc_opcode(uint32_t wr_opcode)
 	}
 }
 
-bool
-droce_send_wc(const struct droce_qp *qp, const struct droce_send_wqe *w,
-	      enum ibv_wc_status status, struct ibv_wc *wc)
+/* The work completion for send WQE @p w ending with @p status.
+ * @return false when none is due (a successful unsignaled WQE). */
+static __rte_always_inline bool
+send_wc(const struct droce_qp *qp, const struct droce_send_wqe *w, enum ibv_wc_status status,
+	struct ibv_wc *wc)
 {
 	if (status == IBV_WC_SUCCESS && !qp->sq_sig_all &&
 	    !(w->send_flags & IBV_SEND_SIGNALED))
@@ -54,12 +56,14 @@ droce_send_wc(const struct droce_qp *qp, const struct droce_send_wqe *w,
 	return true;
 }
 
-/* Retire the oldest WQE; @return true when @p wc holds its completion. */
-static bool
-sq_retire_wc(struct droce_qp *qp, enum ibv_wc_status status, struct ibv_wc *wc)
+/* Retire @p w, the oldest WQE; @return true when @p wc holds its
+ * completion. Inlined: an ACK retires every WQE it covers, most of them
+ * unsignaled, and a call per WQE was a sixth of their cost. */
+static __rte_always_inline bool
+sq_retire_wc(struct droce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_status status,
+	     struct ibv_wc *wc)
 {
-	struct droce_send_wqe *w = droce_wq_at(&qp->sq, qp->sq.cons);
-	bool report = droce_send_wc(qp, w, status, wc);
+	bool report = send_wc(qp, w, status, wc);
 
 	if (droce_wr_is_rd_atomic(w->opcode) && w->state != DROCE_WQE_POSTED &&
 	    qp->req.rd_out > 0)
@@ -75,7 +79,7 @@ droce_sq_retire(struct droce_qp *qp, enum ibv_wc_status status)
 {
 	struct ibv_wc wc;
 
-	if (sq_retire_wc(qp, status, &wc))
+	if (sq_retire_wc(qp, droce_wq_at(&qp->sq, qp->sq.cons), status, &wc))
 		droce_cq_push(qp->scq, &wc, false);
 }
 
@@ -129,7 +133,8 @@ comp_ack_upto(struct droce_qp *qp, uint32_t psn)
 				break;
 			continue;
 		}
-		if (!sq_retire_wc(qp, IBV_WC_SUCCESS, &wc[n]))
+		/* i is sq.cons while WQEs retire. */
+		if (!sq_retire_wc(qp, w, IBV_WC_SUCCESS, &wc[n]))
 			continue;
 		room--;
 		if (++n == COMP_BURST) {

@@ -582,13 +582,6 @@ void droce_qp_flush_sq(struct droce_qp *qp);
  */
 void droce_qp_fatal(struct droce_qp *qp, enum ibv_wc_status status);
 
-/**
- * The work completion for send WQE @p w ending with @p status.
- * @return false when none is due (a successful unsignaled WQE).
- */
-bool droce_send_wc(const struct droce_qp *qp, const struct droce_send_wqe *w,
-		   enum ibv_wc_status status, struct ibv_wc *wc);
-
 /** Retire the WQE at the head of the send queue with @p status, and
  *  report it if due. */
 void droce_sq_retire(struct droce_qp *qp, enum ibv_wc_status status);
