@@ -280,6 +280,8 @@ struct droce_qp {
 	 *  message starts, so the ring slot is free for new posts at once. */
 	struct droce_recv_wqe *rwqe;
 	bool sq_sig_all;
+	/** The send opcodes its type takes, a bit per enum ibv_wr_opcode. */
+	uint32_t send_opcodes;
 	/** droce's own QP1: applications can neither modify nor destroy it. */
 	bool stack_owned;
 

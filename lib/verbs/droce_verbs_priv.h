@@ -138,6 +138,9 @@ int droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w,
 struct ibv_mw *droce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int droce_dealloc_mw(struct ibv_mw *mw);
 int droce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+/* droce_verbs_post.c: the send opcodes a QP of type @p t takes, a bit
+ * per enum ibv_wr_opcode (droce_qp::send_opcodes). */
+uint32_t droce_send_opcodes(enum ibv_qp_type t);
 int droce_local_wqe_fill(struct droce_send_wqe *w, const struct ibv_send_wr *wr);
 
 /* droce_verbs_clock.c: the clock of completion timestamps (the TSC), its

@@ -539,6 +539,17 @@ START_TEST(ud_send_grh_and_reply)
 	/* Larger than the MTU is refused at post time. */
 	sge.length = 5000;
 	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+	/* So are opcodes a UD QP does not take, and ones that are none. */
+	sge.length = 64;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+	wr.opcode = (enum ibv_wr_opcode)99;
+	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+	wr.opcode = (enum ibv_wr_opcode)-1;
+	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+	ck_assert_ptr_eq(bad, &wr);
 	ck_assert_int_eq(ibv_destroy_qp(q1), 0);
 	ck_assert_int_eq(ibv_destroy_qp(q2), 0);
 	wc = wait_wc();
