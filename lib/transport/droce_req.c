@@ -414,12 +414,13 @@ req_data_goes_on(struct droce_tx *tx, struct droce_qp *qp, const struct droce_se
 /*
  * The MIDDLE packets of a long SEND or WRITE of an RC or UC QP, from its
  * next one on and before its LAST, as many as the staging and the window
- * take: what req_data() works out per packet (the
- * opcode, the extension headers, the length, where the payload is) is the
- * same for all of them, so it is worked out once, the run's payload found
- * in one SGE at once. Frames that go by reference (zero copy), inline data,
- * payloads over several SGEs, XRC and a QP the pacer holds to a rate
- * (DCQCN, after a CNP) go by req_data(), one at a time. Out of line: a message of one packet, the common one, never calls it.
+ * take: what req_data() works out per packet (the opcode, the extension
+ * headers, the length, where the payload is) is the same for all of them,
+ * so it is worked out once, the run's payload found in one SGE at once.
+ * Frames that go by reference (zero copy), inline data, payloads over
+ * several SGEs, XRC and a QP the pacer holds to a rate (DCQCN, after a
+ * CNP) go by req_data(), one at a time. Out of line: a message of one
+ * packet, the common one, never calls it.
  * @return how many it built.
  */
 static unsigned __rte_noinline

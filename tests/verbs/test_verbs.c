@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -294,6 +295,71 @@ START_TEST(rc_write_read_atomic)
 		ck_assert_uint_eq(*(uint64_t *)abuf, 42);
 		ck_assert_uint_eq(*target, 7);
 	}
+	destroy_pair(q1, q2);
+}
+END_TEST
+
+/* @p n WRITEs of 64 bytes from @p qp, ids from @p id0, none of them
+ * flagged IBV_SEND_SIGNALED but the last when @p last_signaled. */
+static void
+post_writes(struct ibv_qp *qp, uint64_t id0, unsigned n, bool last_signaled)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct ibv_sge sge = { (uintptr_t)(abuf + 64 * i), 64, amr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = id0 + i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = last_signaled && i == n - 1 ? IBV_SEND_SIGNALED : 0,
+		}, *bad;
+
+		wr.wr.rdma.remote_addr = (uintptr_t)(bbuf + 64 * i);
+		wr.wr.rdma.rkey = bmr->rkey;
+		ck_assert_int_eq(ibv_post_send(qp, &wr, &bad), 0);
+	}
+}
+
+/* Selective signaling: the ACKs retire every WRITE, and only the one
+ * flagged IBV_SEND_SIGNALED completes visibly; on a QP created with
+ * sq_sig_all every one does, flagged or not. */
+START_TEST(rc_selective_signaling)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .sq_sig_all = 1,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp *q1, *q2;
+	struct ibv_wc wc;
+
+	pair(&q1, &q2);
+	droce_test_fill(abuf, 64 * 40, 9);
+	memset(bbuf, 0, 64 * 40);
+	post_writes(q1, 1, 40, true);
+	wc = wait_wc();
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.wr_id, 40);
+	ck_assert_int_eq(wc.opcode, IBV_WC_RDMA_WRITE);
+	ck_assert_int_eq(memcmp(abuf, bbuf, 64 * 40), 0);
+	/* The next ones find room: the 39 before it were retired too. */
+	post_writes(q1, 101, 40, true);
+	wc = wait_wc();
+	ck_assert_uint_eq(wc.wr_id, 140);
+	ck_assert_int_eq(ibv_poll_cq(cq, 1, &wc), 0);
+
+	destroy_pair(q1, q2);
+
+	q1 = ibv_create_qp(pd, &ia);
+	ck_assert_ptr_nonnull(q1);
+	q2 = rc_qp();
+	rc_connect(q1, q2->qp_num, PAIR_TIMEOUT, 7, 7);
+	rc_connect(q2, q1->qp_num, PAIR_TIMEOUT, 7, 7);
+	post_writes(q1, 201, 3, false);
+	for (uint64_t id = 201; id <= 203; id++) {
+		wc = wait_wc();
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		ck_assert_uint_eq(wc.wr_id, id);
+	}
+	ck_assert_int_eq(ibv_poll_cq(cq, 1, &wc), 0);
 	destroy_pair(q1, q2);
 }
 END_TEST
@@ -963,6 +1029,7 @@ main(void)
 	tcase_add_test(tc, bad_arguments_fail_with_errno);
 	tcase_add_test(tc, rc_send_sizes);
 	tcase_add_test(tc, rc_write_read_atomic);
+	tcase_add_test(tc, rc_selective_signaling);
 	tcase_add_test(tc, rc_inline_and_sge_lists);
 	tcase_add_test(tc, rc_rnr_then_recovery);
 	tcase_add_test(tc, rc_rnr_retry_exceeded);
