@@ -91,14 +91,77 @@ droce_hdr_tmpl_finish_later(const struct droce_hdr_tmpl *t, struct rte_mbuf *m)
 	return 1;
 }
 
+/* Where the ICRC of a frame to seal starts, and what it covers. */
+struct seal_span {
+	uint8_t *p;              /* the LRH's place */
+	uint32_t len;            /* bytes up to the ICRC */
+	bool ipv6;
+};
+
+static inline struct seal_span
+seal_span(struct rte_mbuf *m)
+{
+	uint32_t start = m->l2_len - DROCE_ICRC_LRH_LEN;
+
+	return (struct seal_span){
+		.p = rte_pktmbuf_mtod_offset(m, uint8_t *, start),
+		.len = rte_pktmbuf_data_len(m) - DROCE_ICRC_LEN - start,
+		.ipv6 = m->l3_len == sizeof(struct rte_ipv6_hdr),
+	};
+}
+
+static inline void
+seal_put(const struct seal_span *s, uint32_t crc)
+{
+	crc = rte_cpu_to_le_32(crc);
+	memcpy(s->p + s->len, &crc, DROCE_ICRC_LEN);
+}
+
 void
 droce_hdr_tmpl_seal(struct rte_mbuf *m)
 {
-	uint32_t start = m->l2_len - DROCE_ICRC_LRH_LEN;
-	uint8_t *p = rte_pktmbuf_mtod_offset(m, uint8_t *, start);
-	uint32_t len = rte_pktmbuf_data_len(m) - DROCE_ICRC_LEN - start;
-	uint32_t crc = rte_cpu_to_le_32(droce_crc32_masked(
-		p, len, droce_icrc_mask(m->l3_len == sizeof(struct rte_ipv6_hdr))));
+	struct seal_span s = seal_span(m);
 
-	memcpy(p + len, &crc, DROCE_ICRC_LEN);
+	seal_put(&s, droce_crc32_masked(s.p, s.len, droce_icrc_mask(s.ipv6)));
+}
+
+/* Seal four frames whose spans have one length and IP version. The
+ * CRCs are written one by one: GCC 12 turns a loop of these four stores
+ * into a scatter with 32-bit addresses, which faults. */
+static void
+seal4(const struct seal_span s[4])
+{
+	const uint8_t *p[4] = { s[0].p, s[1].p, s[2].p, s[3].p };
+	uint32_t crc[4];
+
+	droce_crc32_masked4(p, s[0].len, droce_icrc_mask(s[0].ipv6), crc);
+	seal_put(&s[0], crc[0]);
+	seal_put(&s[1], crc[1]);
+	seal_put(&s[2], crc[2]);
+	seal_put(&s[3], crc[3]);
+}
+
+void
+droce_hdr_tmpl_seal_burst(struct rte_mbuf *const *pkts, uint64_t which)
+{
+	struct seal_span s[4];
+	unsigned k = 0, i;
+
+	for (; which != 0; which &= which - 1) {
+		s[k] = seal_span(pkts[rte_bsf64(which)]);
+		/* A frame unlike those before it: they go one by one. */
+		if (k > 0 && (s[k].len != s[0].len || s[k].ipv6 != s[0].ipv6)) {
+			for (i = 0; i < k; i++)
+				seal_put(&s[i], droce_crc32_masked(s[i].p, s[i].len,
+								   droce_icrc_mask(s[i].ipv6)));
+			s[0] = s[k];
+			k = 0;
+		}
+		if (++k == 4) {
+			seal4(s);
+			k = 0;
+		}
+	}
+	for (i = 0; i < k; i++)
+		seal_put(&s[i], droce_crc32_masked(s[i].p, s[i].len, droce_icrc_mask(s[i].ipv6)));
 }

@@ -176,10 +176,7 @@ droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 void
 droce_tx_seal(struct droce_tx *tx)
 {
-	uint64_t left = tx->unsealed;
-
-	for (; left != 0; left &= left - 1)
-		droce_hdr_tmpl_seal(tx->pkts[rte_bsf64(left)]);
+	droce_hdr_tmpl_seal_burst(tx->pkts, tx->unsealed);
 	tx->unsealed = 0;
 }
 

@@ -80,6 +80,73 @@ check_same(const struct droce_hdr_tmpl *t, const struct droce_l3_addr *a,
 	rte_pktmbuf_free(m);
 }
 
+/* A short frame of @p payload bytes built from @p t and left to seal,
+ * its ICRC's place filled with 0xa5. */
+static struct rte_mbuf *
+built_unsealed(const struct droce_hdr_tmpl *t, uint32_t payload)
+{
+	static uint8_t l4[512];
+	uint32_t l4_len = send_only(l4, payload);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_pool);
+	uint8_t *p;
+
+	ck_assert_ptr_nonnull(m);
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(t->len + l4_len));
+	ck_assert_ptr_nonnull(p);
+	droce_hdr_tmpl_start(t, p, l4_len);
+	memcpy(p + t->len, l4, l4_len);
+	m->tx_offload = t->tx_offload;
+	ck_assert_int_eq(droce_hdr_tmpl_finish_later(t, m), 1);
+	memset(rte_pktmbuf_mtod_offset(m, uint8_t *, rte_pktmbuf_data_len(m) - DROCE_ICRC_LEN),
+	       0xa5, DROCE_ICRC_LEN);
+	return m;
+}
+
+/* droce_hdr_tmpl_seal_burst() seals exactly the frames it is told to,
+ * each as droce_icrc_append() would: runs of four alike (IPv4 with and
+ * without a VLAN tag share a length), runs broken by another IP version
+ * or length, frames left out in the middle of a run, and the rest. */
+START_TEST(test_tmpl_seal_burst)
+{
+	/* Per frame: the template (0 IPv4, 1 IPv6, 2 IPv4 with VLAN) and
+	 * the payload (IPv6's 44 bytes make the ICRC as long as IPv4's 64). */
+	static const struct { unsigned v; uint32_t payload; } f[] = {
+		{ 0, 64 }, { 0, 64 }, { 1, 44 }, { 0, 64 }, { 0, 64 }, { 2, 64 }, { 0, 64 },
+		{ 0, 64 }, { 1, 44 }, { 1, 44 }, { 1, 44 }, { 1, 44 }, { 0, 61 }, { 0, 61 },
+		{ 0, 0 }, { 0, 0 }, { 0, 0 }, { 2, 0 }, { 1, 150 }, { 1, 150 }, { 0, 150 },
+	};
+	struct droce_hdr_tmpl t[3];
+	struct droce_l3_addr a[3];
+	struct rte_mbuf *m[RTE_DIM(f)];
+	uint64_t which = 0;
+	unsigned i;
+
+	for (i = 0; i < 3; i++) {
+		test_addr(&a[i], i == 1, i == 2 ? 0x0123 : 0);
+		memset(&t[i], 0, sizeof(t[i]));
+		droce_hdr_tmpl_get(&t[i], &a[i], a[i].udp_sport, a[i].tclass);
+	}
+	for (i = 0; i < RTE_DIM(f); i++) {
+		m[i] = built_unsealed(&t[f[i].v], f[i].payload);
+		/* Left out: one in a run of four, one between runs. */
+		if (i != 3 && i != 12)
+			which |= UINT64_C(1) << i;
+	}
+	droce_hdr_tmpl_seal_burst(m, which);
+	for (i = 0; i < RTE_DIM(f); i++) {
+		const uint8_t *icrc = rte_pktmbuf_mtod_offset(m[i], const uint8_t *,
+							      rte_pktmbuf_data_len(m[i]) -
+							      DROCE_ICRC_LEN);
+		bool left = !(which & (UINT64_C(1) << i));
+
+		ck_assert_msg(droce_icrc_check(m[i], t[f[i].v].l2_len) == !left, "frame %u", i);
+		ck_assert_int_eq(icrc[0] == 0xa5 && icrc[1] == 0xa5 && icrc[2] == 0xa5 &&
+				 icrc[3] == 0xa5, left);
+		rte_pktmbuf_free(m[i]);
+	}
+}
+END_TEST
+
 START_TEST(test_tmpl_same_bytes)
 {
 	static const uint32_t payloads[] = { 0, 1, 2, 3, 8, 61, 64, 1000, 1499 };
@@ -177,6 +244,7 @@ suite_hdr_tmpl(void)
 	tcase_add_test(tc, test_tmpl_same_bytes);
 	tcase_add_test(tc, test_tmpl_rebuilt);
 	tcase_add_test(tc, test_tmpl_owned);
+	tcase_add_test(tc, test_tmpl_seal_burst);
 	suite_add_tcase(s, tc);
 	return s;
 }

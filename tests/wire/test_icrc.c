@@ -132,6 +132,43 @@ START_TEST(test_droce_crc32_masked)
 }
 END_TEST
 
+/* droce_crc32_masked4() is droce_crc32_masked() of each of its four runs
+ * at every length it takes, the runs at different alignments, on each
+ * path the CPU runs, and leaves them as they were. */
+START_TEST(test_droce_crc32_masked4)
+{
+	static uint8_t buf[4 * (DROCE_CRC_MASKED_MAX + 64)], before[sizeof(buf)];
+	static const uint32_t offs[][4] = { { 0, 0, 0, 0 }, { 1, 22, 47, 63 }, { 15, 8, 3, 30 } };
+	struct droce_crc_mask mask;
+	uint8_t bits[DROCE_CRC_MASK_LEN];
+	enum droce_crc_path best = crc_best_path();
+
+	fill_random(buf, sizeof(buf), 362436069u);
+	fill_random(bits, sizeof(bits), 521288629u);
+	memcpy(before, buf, sizeof(buf));
+	for (int path = DROCE_CRC_LIB; path <= (int)best; path++) {
+		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)path), 0);
+		for (uint32_t len = 16; len < DROCE_CRC_MASKED_MAX; len++) {
+			memset(&mask, 0, sizeof(mask));
+			for (uint32_t i = 0; i < len && i < DROCE_CRC_MASK_LEN; i++)
+				droce_crc_mask_set(&mask, i, bits[(i + len) % DROCE_CRC_MASK_LEN]);
+			for (unsigned o = 0; o < RTE_DIM(offs); o++) {
+				const uint8_t *p[4];
+				uint32_t crc[4];
+
+				for (unsigned i = 0; i < 4; i++)
+					p[i] = buf + i * (DROCE_CRC_MASKED_MAX + 64) + offs[o][i];
+				droce_crc32_masked4(p, len, &mask, crc);
+				for (unsigned i = 0; i < 4; i++)
+					ck_assert_uint_eq(crc[i], crc_of_masked(p[i], len, &mask));
+			}
+		}
+	}
+	droce_crc32_init();
+	ck_assert_mem_eq(buf, before, sizeof(buf));
+}
+END_TEST
+
 /* A bit changed in any byte of @p m the ICRC covers is caught, in none it
  * masks, by droce_icrc_check_pkt() (which must leave the frame as it was)
  * and droce_icrc_check(); with @p side, its copy is made each time. */
@@ -491,6 +528,7 @@ suite_icrc(void)
 	tcase_add_test(tc, test_crc_is_zlib);
 	tcase_add_test(tc, test_droce_crc32_is_zlib);
 	tcase_add_test(tc, test_droce_crc32_masked);
+	tcase_add_test(tc, test_droce_crc32_masked4);
 	tcase_add_test(tc, test_icrc_masks);
 	tcase_add_test(tc, test_chained);
 	tcase_add_test(tc, test_append);
