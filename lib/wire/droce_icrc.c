@@ -302,19 +302,40 @@ droce_icrc_check(struct rte_mbuf *m, uint16_t l3_off)
 	return icrc_check(m, l3_off, NULL);
 }
 
+/* The ICRC's span of the parsed frame @p pkt, from the LRH's place to
+ * the ICRC. @return whether it is the common frame: in one segment with
+ * its ICRC, no IP options. */
+static inline bool
+icrc_pkt_flat(const struct rte_mbuf *m, const struct droce_pkt *pkt, uint32_t *start,
+	      uint32_t *end)
+{
+	*start = pkt->l3_off - DROCE_ICRC_LRH_LEN;
+	*end = pkt->payload_off + pkt->payload_len + pkt->pad;
+	return *end + DROCE_ICRC_LEN <= rte_pktmbuf_data_len(m) &&
+	       pkt->l4_off == pkt->l3_off + (pkt->ipv6 ? V6_UDP : V4_UDP) - DROCE_ICRC_LRH_LEN;
+}
+
+const uint8_t *
+droce_icrc_short_span(const struct rte_mbuf *m, const struct droce_pkt *pkt, uint32_t *len)
+{
+	uint32_t start, end;
+
+	if (!icrc_pkt_flat(m, pkt, &start, &end) || end - start >= DROCE_CRC_MASKED_MAX)
+		return NULL;
+	*len = end - start;
+	return rte_pktmbuf_mtod_offset(m, const uint8_t *, start);
+}
+
 bool
 droce_icrc_check_pkt(struct rte_mbuf *m, const struct droce_pkt *pkt,
 		     struct droce_side_copy *side)
 {
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	uint32_t start = pkt->l3_off - DROCE_ICRC_LRH_LEN;
-	uint32_t end = pkt->payload_off + pkt->payload_len + pkt->pad;
+	uint32_t start, end;
 	uint32_t wire;
 	bool ok;
 
-	/* The common frame: in one segment with its ICRC, no IP options. */
-	if (end + DROCE_ICRC_LEN <= rte_pktmbuf_data_len(m) &&
-	    pkt->l4_off == pkt->l3_off + (pkt->ipv6 ? V6_UDP : V4_UDP) - DROCE_ICRC_LRH_LEN) {
+	if (icrc_pkt_flat(m, pkt, &start, &end)) {
 		memcpy(&wire, p + end, sizeof(wire));
 		ok = rte_le_to_cpu_32(wire) == icrc_flat(p + start, end - start, pkt->ipv6, side);
 	} else {

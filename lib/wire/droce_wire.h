@@ -551,6 +551,15 @@ struct droce_side_copy;
  * way where the frame is long and in one segment (droce_crc32_beside()),
  * else apart. The copy is made whatever the check finds.
  */
+/**
+ * Where the ICRC of a frame droce_pkt_parse() accepted as @p pkt starts
+ * (the LRH's place), when it is the common short frame: in one segment
+ * with its ICRC, no IP options, fewer than DROCE_CRC_MASKED_MAX bytes
+ * covered (*@p len of them, the ICRC right after). Its check is then
+ * droce_crc32_masked() with droce_icrc_mask(). @return NULL for others.
+ */
+const uint8_t *droce_icrc_short_span(const struct rte_mbuf *m, const struct droce_pkt *pkt,
+				     uint32_t *len);
 bool droce_icrc_check_pkt(struct rte_mbuf *m, const struct droce_pkt *pkt,
 			  struct droce_side_copy *side);
 

@@ -536,6 +536,55 @@ START_TEST(test_roce_predicted)
 }
 END_TEST
 
+/* Short frames four at a time (droce_port_rx_verify4()), as the engine
+ * checks them: runs of four alike (one length, IPv4), broken by another
+ * length; a changed payload byte and a changed ICRC byte in them are
+ * dropped and counted; frames outside the runs are left to
+ * droce_port_rx_verify(). */
+START_TEST(test_roce_verify4)
+{
+	static const uint32_t len[] = { 64, 64, 64, 64, 128, 64, 64, 64, 64, 64 };
+	struct rte_mbuf *pkts[BURST], *m;
+	struct droce_port_stats s0, s;
+	struct droce_l3_addr a;
+	uint64_t checked, good;
+	uint16_t n, i, ok = 0;
+
+	resolve_a_to_b(&a);
+	drain(pb);
+	s0 = stats(pb);
+	for (i = 0; i < RTE_DIM(len); i++) {
+		m = build_roce(pa, &a, DROCE_OP_SEND_ONLY, 1, i, len[i]);
+		if (i == 2)
+			*rte_pktmbuf_mtod_offset(m, uint8_t *, rte_pktmbuf_data_len(m) - 10) ^= 0x40;
+		if (i == 7)
+			*rte_pktmbuf_mtod_offset(m, uint8_t *, rte_pktmbuf_data_len(m) - 1) ^= 0x01;
+		send_one(pa, m);
+	}
+	n = droce_port_rx(pb, 0, pkts, BURST, rte_get_tsc_cycles());
+	ck_assert_uint_eq(n, RTE_DIM(len));
+	checked = droce_port_rx_verify4(pb, 0, pkts, n, rte_get_tsc_cycles(), &good);
+	/* Frames 0-3 and 5-8; the 128-byte one breaks the run, the last one
+	 * has no three to go with. */
+	ck_assert_uint_eq(checked, 0x1efu);
+	ck_assert_uint_eq(good, 0x16bu);
+	s = stats(pb);
+	ck_assert_uint_eq(s.rx_bad_icrc - s0.rx_bad_icrc, 2);
+	ck_assert_uint_eq(s.rx_roce - s0.rx_roce, 6);
+	for (i = 0; i < n; i++) {
+		if (!(checked & (UINT64_C(1) << i)))
+			good |= (uint64_t)droce_port_rx_verify(pb, 0, pkts[i], rte_get_tsc_cycles(),
+							      NULL) << i;
+		ok += (good >> i) & 1;
+		rte_pktmbuf_free(pkts[i]);
+	}
+	ck_assert_uint_eq(ok, 8);
+	s = stats(pb);
+	ck_assert_uint_eq(s.rx_bad_icrc - s0.rx_bad_icrc, 2);
+	ck_assert_uint_eq(s.rx_roce - s0.rx_roce, 8);
+}
+END_TEST
+
 /* Send raw frames from ethdev A straight to port B. */
 static void
 inject(struct rte_mbuf **m, unsigned n)
@@ -1295,6 +1344,7 @@ main(void)
 	tcase_add_test(tc, test_roce_a_to_b);
 	tcase_add_test(tc, test_roce_rejected);
 	tcase_add_test(tc, test_roce_predicted);
+	tcase_add_test(tc, test_roce_verify4);
 	tcase_add_test(tc, test_garbage);
 	tcase_add_test(tc, test_loopback);
 	tcase_add_test(tc, test_frame_local);
