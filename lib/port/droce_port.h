@@ -465,6 +465,9 @@ uint16_t droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts,
  * this check passed; it is made whatever this frame holds.
  * @return true when the frame is good; either way it stays the caller's.
  */
+bool droce_port_rx_verify(struct droce_port *p, uint16_t q, struct rte_mbuf *m, uint64_t now,
+			  struct droce_side_copy *side);
+
 /**
  * droce_port_rx_verify() of the short frames of @p pkts (n <= 64, as
  * droce_port_rx() returned them) that come four in a row with one ICRC
@@ -477,8 +480,6 @@ uint16_t droce_port_rx(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts,
  */
 uint64_t droce_port_rx_verify4(struct droce_port *p, uint16_t q, struct rte_mbuf **pkts,
 			       uint16_t n, uint64_t now, uint64_t *good);
-bool droce_port_rx_verify(struct droce_port *p, uint16_t q, struct rte_mbuf *m, uint64_t now,
-			  struct droce_side_copy *side);
 
 /**
  * Send up to @p n complete frames (headers, payload, ICRC) on queue @p q.

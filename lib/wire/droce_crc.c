@@ -319,7 +319,6 @@ lanes_masked(const uint8_t *const p[4], int32_t off, const struct droce_crc_mask
 	b = _mm512_inserti32x4(b, _mm_loadu_si128((const __m128i *)(p[1] + off)), 1);
 	b = _mm512_inserti32x4(b, _mm_loadu_si128((const __m128i *)(p[2] + off)), 2);
 	b = _mm512_inserti32x4(b, _mm_loadu_si128((const __m128i *)(p[3] + off)), 3);
-
 	if (off < DROCE_CRC_MASK_LEN)
 		b = _mm512_or_si512(b, lanes_bcast(mask->b + 16 + off));
 	return b;

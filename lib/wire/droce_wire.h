@@ -551,6 +551,9 @@ struct droce_side_copy;
  * way where the frame is long and in one segment (droce_crc32_beside()),
  * else apart. The copy is made whatever the check finds.
  */
+bool droce_icrc_check_pkt(struct rte_mbuf *m, const struct droce_pkt *pkt,
+			  struct droce_side_copy *side);
+
 /**
  * Where the ICRC of a frame droce_pkt_parse() accepted as @p pkt starts
  * (the LRH's place), when it is the common short frame: in one segment
@@ -560,8 +563,6 @@ struct droce_side_copy;
  */
 const uint8_t *droce_icrc_short_span(const struct rte_mbuf *m, const struct droce_pkt *pkt,
 				     uint32_t *len);
-bool droce_icrc_check_pkt(struct rte_mbuf *m, const struct droce_pkt *pkt,
-			  struct droce_side_copy *side);
 
 /**
  * CRC-32 of @p len bytes at @p p, the Ethernet polynomial (what
@@ -603,10 +604,10 @@ uint32_t droce_crc32_masked(const void *p, uint32_t len, const struct droce_crc_
 /**
  * droce_crc32_masked() of four runs of @p len bytes each (@p len <
  * DROCE_CRC_MASKED_MAX), the same mask on each, into @p crc: a burst's
- * short frames of one length, sealed four at a time. Where the CPU has
- * VPCLMULQDQ (droce_crc32_init()) the four are computed side by side, at
- * some two thirds of the cost of four calls (less for shorter runs);
- * elsewhere it makes those calls.
+ * short frames of one length, sealed or checked four at a time. Where
+ * the CPU has VPCLMULQDQ (droce_crc32_init()) the four are computed side
+ * by side, at some two thirds of the cost of four calls (less for
+ * shorter runs); elsewhere it makes those calls.
  */
 void droce_crc32_masked4(const uint8_t *const p[4], uint32_t len,
 			 const struct droce_crc_mask *mask, uint32_t crc[4]);
