@@ -101,71 +101,86 @@ crc_of_masked(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 	return (uint32_t)crc32(0, copy, len);
 }
 
-/* droce_crc32_masked() is zlib's CRC of the masked bytes at every length
- * and alignment, with masks on every byte it can set bits in (only where
- * the run has them), on each path the CPU runs, and leaves the run as it
- * was. */
-START_TEST(test_droce_crc32_masked)
-{
-	static uint8_t buf[DROCE_CRC_MASKED_MAX + 64], before[sizeof(buf)];
-	struct droce_crc_mask mask;
-	uint8_t bits[DROCE_CRC_MASK_LEN];
+/* The runs the masked CRCs are checked on: the buffer's own space. */
+#define MASKED_RUN_ROOM (DROCE_CRC_MASKED_MAX + 64)
 
+/*
+ * Call @p check for every length a masked CRC takes, on each path the CPU
+ * runs, with a mask on every byte it can set bits in (only where the run
+ * has them), over @p size random bytes at @p buf (from @p seed), which
+ * must be left as they were.
+ */
+static void
+each_masked_len(uint8_t *buf, size_t size, uint32_t seed,
+		void (*check)(const uint8_t *buf, uint32_t len, const struct droce_crc_mask *mask))
+{
+	static uint8_t before[4 * MASKED_RUN_ROOM];
+	uint8_t bits[DROCE_CRC_MASK_LEN];
+	struct droce_crc_mask mask;
 	enum droce_crc_path best = crc_best_path();
 
-	fill_random(buf, sizeof(buf), 1812433253u);
-	fill_random(bits, sizeof(bits), 2654435761u);
-	memcpy(before, buf, sizeof(buf));
+	ck_assert_uint_le(size, sizeof(before));
+	fill_random(buf, size, seed);
+	fill_random(bits, sizeof(bits), seed ^ 2654435761u);
+	memcpy(before, buf, size);
 	for (int path = DROCE_CRC_LIB; path <= (int)best; path++) {
 		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)path), 0);
 		for (uint32_t len = 16; len < DROCE_CRC_MASKED_MAX; len++) {
 			memset(&mask, 0, sizeof(mask));
 			for (uint32_t i = 0; i < len && i < DROCE_CRC_MASK_LEN; i++)
 				droce_crc_mask_set(&mask, i, bits[(i + len) % DROCE_CRC_MASK_LEN]);
-			for (uint32_t off = 0; off < 64; off += 7)
-				ck_assert_uint_eq(droce_crc32_masked(buf + off, len, &mask),
-						  crc_of_masked(buf + off, len, &mask));
+			check(buf, len, &mask);
 		}
 	}
 	droce_crc32_init();
-	ck_assert_mem_eq(buf, before, sizeof(buf));
+	ck_assert_mem_eq(buf, before, size);
+}
+
+/* droce_crc32_masked() at every alignment. */
+static void
+check_masked(const uint8_t *buf, uint32_t len, const struct droce_crc_mask *mask)
+{
+	for (uint32_t off = 0; off < 64; off += 7)
+		ck_assert_uint_eq(droce_crc32_masked(buf + off, len, mask),
+				  crc_of_masked(buf + off, len, mask));
+}
+
+/* droce_crc32_masked4() of four runs, aligned alike and not. */
+static void
+check_masked4(const uint8_t *buf, uint32_t len, const struct droce_crc_mask *mask)
+{
+	static const uint32_t offs[][4] = { { 0, 0, 0, 0 }, { 1, 22, 47, 63 }, { 15, 8, 3, 30 } };
+
+	for (unsigned o = 0; o < RTE_DIM(offs); o++) {
+		const uint8_t *p[4];
+		uint32_t crc[4];
+
+		for (unsigned i = 0; i < 4; i++)
+			p[i] = buf + i * MASKED_RUN_ROOM + offs[o][i];
+		droce_crc32_masked4(p, len, mask, crc);
+		for (unsigned i = 0; i < 4; i++)
+			ck_assert_uint_eq(crc[i], crc_of_masked(p[i], len, mask));
+	}
+}
+
+/* droce_crc32_masked() is zlib's CRC of the masked bytes at every length
+ * and alignment, with masks on every byte it can set bits in, on each
+ * path the CPU runs, and leaves the run as it was. */
+START_TEST(test_droce_crc32_masked)
+{
+	static uint8_t buf[MASKED_RUN_ROOM];
+
+	each_masked_len(buf, sizeof(buf), 1812433253u, check_masked);
 }
 END_TEST
 
-/* droce_crc32_masked4() is droce_crc32_masked() of each of its four runs
- * at every length it takes, the runs at different alignments, on each
- * path the CPU runs, and leaves them as they were. */
+/* droce_crc32_masked4() is that CRC of each of its four runs, the runs at
+ * different alignments. */
 START_TEST(test_droce_crc32_masked4)
 {
-	static uint8_t buf[4 * (DROCE_CRC_MASKED_MAX + 64)], before[sizeof(buf)];
-	static const uint32_t offs[][4] = { { 0, 0, 0, 0 }, { 1, 22, 47, 63 }, { 15, 8, 3, 30 } };
-	struct droce_crc_mask mask;
-	uint8_t bits[DROCE_CRC_MASK_LEN];
-	enum droce_crc_path best = crc_best_path();
+	static uint8_t buf[4 * MASKED_RUN_ROOM];
 
-	fill_random(buf, sizeof(buf), 362436069u);
-	fill_random(bits, sizeof(bits), 521288629u);
-	memcpy(before, buf, sizeof(buf));
-	for (int path = DROCE_CRC_LIB; path <= (int)best; path++) {
-		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)path), 0);
-		for (uint32_t len = 16; len < DROCE_CRC_MASKED_MAX; len++) {
-			memset(&mask, 0, sizeof(mask));
-			for (uint32_t i = 0; i < len && i < DROCE_CRC_MASK_LEN; i++)
-				droce_crc_mask_set(&mask, i, bits[(i + len) % DROCE_CRC_MASK_LEN]);
-			for (unsigned o = 0; o < RTE_DIM(offs); o++) {
-				const uint8_t *p[4];
-				uint32_t crc[4];
-
-				for (unsigned i = 0; i < 4; i++)
-					p[i] = buf + i * (DROCE_CRC_MASKED_MAX + 64) + offs[o][i];
-				droce_crc32_masked4(p, len, &mask, crc);
-				for (unsigned i = 0; i < 4; i++)
-					ck_assert_uint_eq(crc[i], crc_of_masked(p[i], len, &mask));
-			}
-		}
-	}
-	droce_crc32_init();
-	ck_assert_mem_eq(buf, before, sizeof(buf));
+	each_masked_len(buf, sizeof(buf), 362436069u, check_masked4);
 }
 END_TEST
 
