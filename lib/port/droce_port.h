@@ -474,7 +474,8 @@ bool droce_port_rx_verify(struct droce_port *p, uint16_t q, struct rte_mbuf *m, 
  * length and IP version (a burst of small messages), four at a time
  * (droce_crc32_masked4()), counted as droce_port_rx_verify() counts. The
  * others are left for droce_port_rx_verify(); a frame checked here must
- * not be checked again.
+ * not be checked again. Checks none where the CPU lacks what makes this
+ * pay (droce_crc32_masked4_wide()).
  * @return the frames checked here (bit i: pkts[i]); @p good: those of
  *         them whose ICRC is right.
  */

@@ -141,27 +141,44 @@ seal4(const struct seal_span s[4])
 	seal_put(&s[3], crc[3]);
 }
 
-void
-droce_hdr_tmpl_seal_burst(struct rte_mbuf *const *pkts, uint64_t which)
+/* Seal the frames of @p which from its lowest bit on that are alike (one
+ * ICRC length and IP version), up to four: four together, fewer one by
+ * one. @return how many it sealed. */
+static unsigned
+seal_run(struct rte_mbuf *const *pkts, uint64_t which)
 {
 	struct seal_span s[4];
-	unsigned k = 0, i;
+	unsigned k, i;
 
-	for (; which != 0; which &= which - 1) {
+	for (k = 0; k < 4; k++, which &= which - 1) {
 		s[k] = seal_span(pkts[rte_bsf64(which)]);
-		/* A frame unlike those before it: they go one by one. */
-		if (k > 0 && (s[k].len != s[0].len || s[k].ipv6 != s[0].ipv6)) {
-			for (i = 0; i < k; i++)
-				seal_put(&s[i], droce_crc32_masked(s[i].p, s[i].len,
-								   droce_icrc_mask(s[i].ipv6)));
-			s[0] = s[k];
-			k = 0;
-		}
-		if (++k == 4) {
-			seal4(s);
-			k = 0;
-		}
+		if (k > 0 && (s[k].len != s[0].len || s[k].ipv6 != s[0].ipv6))
+			break;
+	}
+	if (k == 4) {
+		seal4(s);
+		return 4;
 	}
 	for (i = 0; i < k; i++)
 		seal_put(&s[i], droce_crc32_masked(s[i].p, s[i].len, droce_icrc_mask(s[i].ipv6)));
+	return k;
+}
+
+void
+droce_hdr_tmpl_seal_burst(struct rte_mbuf *const *pkts, uint64_t which)
+{
+	bool wide = droce_crc32_masked4_wide();
+	unsigned n;
+
+	while (which != 0) {
+		/* Fewer than four left (a latency test's), or a CPU that would
+		 * make four calls anyway: one by one. */
+		if (!wide || __builtin_popcountll(which) < 4) {
+			droce_hdr_tmpl_seal(pkts[rte_bsf64(which)]);
+			which &= which - 1;
+			continue;
+		}
+		for (n = seal_run(pkts, which); n > 0; n--)
+			which &= which - 1;
+	}
 }

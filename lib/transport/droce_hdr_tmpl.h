@@ -132,7 +132,8 @@ void droce_hdr_tmpl_seal(struct rte_mbuf *m);
  * droce_hdr_tmpl_seal() of the frames of @p pkts whose bits are set in
  * @p which (bit i: pkts[i]): four at a time (droce_crc32_masked4())
  * where four in a row have the same length and IP version, as a burst of
- * small messages mostly has; the others one at a time.
+ * small messages mostly has, and the CPU computes them side by side
+ * (droce_crc32_masked4_wide()); the others one at a time.
  */
 void droce_hdr_tmpl_seal_burst(struct rte_mbuf *const *pkts, uint64_t which);
 

@@ -686,6 +686,12 @@ droce_crc32_beside_masked(void *p, uint32_t len, const struct droce_crc_mask *ma
 	return crc;
 }
 
+bool
+droce_crc32_masked4_wide(void)
+{
+	return crc_path == DROCE_CRC_VPCLMUL;
+}
+
 void
 droce_crc32_masked4(const uint8_t *const p[4], uint32_t len, const struct droce_crc_mask *mask,
 		    uint32_t crc[4])

@@ -612,6 +612,10 @@ uint32_t droce_crc32_masked(const void *p, uint32_t len, const struct droce_crc_
 void droce_crc32_masked4(const uint8_t *const p[4], uint32_t len,
 			 const struct droce_crc_mask *mask, uint32_t crc[4]);
 
+/** Whether droce_crc32_masked4() computes its four runs side by side
+ *  (the CPU has VPCLMULQDQ): elsewhere grouping runs for it gains nothing. */
+bool droce_crc32_masked4_wide(void);
+
 /** The paths droce_crc32() and droce_crc32_masked() take short runs on. */
 enum droce_crc_path {
 	DROCE_CRC_LIB,       /**< rte_net_crc_calc() (the mask in a copy) */
