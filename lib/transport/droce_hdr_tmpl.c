@@ -117,12 +117,19 @@ seal_put(const struct seal_span *s, uint32_t crc)
 	memcpy(s->p + s->len, &crc, DROCE_ICRC_LEN);
 }
 
+/* Seal one frame by its span. */
+static inline void
+seal_one(const struct seal_span *s)
+{
+	seal_put(s, droce_crc32_masked(s->p, s->len, droce_icrc_mask(s->ipv6)));
+}
+
 void
 droce_hdr_tmpl_seal(struct rte_mbuf *m)
 {
 	struct seal_span s = seal_span(m);
 
-	seal_put(&s, droce_crc32_masked(s.p, s.len, droce_icrc_mask(s.ipv6)));
+	seal_one(&s);
 }
 
 /* Seal four frames whose spans have one length and IP version. The
@@ -160,7 +167,7 @@ seal_run(struct rte_mbuf *const *pkts, uint64_t which)
 		return 4;
 	}
 	for (i = 0; i < k; i++)
-		seal_put(&s[i], droce_crc32_masked(s[i].p, s[i].len, droce_icrc_mask(s[i].ipv6)));
+		seal_one(&s[i]);
 	return k;
 }
 
