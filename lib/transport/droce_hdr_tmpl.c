@@ -6,9 +6,6 @@
 
 #include "droce_hdr_tmpl.h"
 
-/* The UDP and IP lengths of a frame with no L4 payload: UDP header and ICRC. */
-#define UDP_LEN0 (sizeof(struct rte_udp_hdr) + DROCE_ICRC_LEN)
-
 struct droce_hdr_tmpl *
 droce_hdr_tmpl_get(struct droce_hdr_tmpl *t, const struct droce_l3_addr *l3, uint16_t udp_sport,
 		   uint8_t tclass)
@@ -45,50 +42,6 @@ droce_hdr_tmpl_build(struct droce_hdr_tmpl *t, const struct droce_l3_addr *l3,
 	t->local = -1;
 	t->valid = true;
 	return t;
-}
-
-/* The sent headers with the lengths of an L4 payload of @p l4_len bytes;
- * the IPv4 checksum grows by the L4 length the total length gained
- * (ones' complement sums add in either byte order, so the big-endian
- * addend goes in as it lies). */
-unsigned
-droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32_t l4_len)
-{
-	uint16_t udp_len = (uint16_t)(UDP_LEN0 + l4_len);
-	uint8_t *ip = p + t->l2_len;
-	struct rte_ipv4_hdr *ip4 = (struct rte_ipv4_hdr *)ip;
-	uint32_t sum;
-
-	memcpy(p, t->sent, DROCE_HDR_TMPL_COPY);
-	((struct rte_udp_hdr *)(p + t->len - sizeof(struct rte_udp_hdr)))->dgram_len =
-		rte_cpu_to_be_16(udp_len);
-	if (t->l3.ipv6) {
-		((struct rte_ipv6_hdr *)ip)->payload_len = rte_cpu_to_be_16(udp_len);
-		return t->len;
-	}
-	ip4->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(struct rte_ipv4_hdr) + udp_len));
-	sum = (uint32_t)t->ip_sum + rte_cpu_to_be_16((uint16_t)l4_len);
-	sum = (sum & 0xffff) + (sum >> 16);
-	ip4->hdr_checksum = (uint16_t)~sum;
-	return t->len;
-}
-
-int
-droce_hdr_tmpl_finish_later(const struct droce_hdr_tmpl *t, struct rte_mbuf *m)
-{
-	uint32_t len = rte_pktmbuf_data_len(m) - (t->l2_len - DROCE_ICRC_LRH_LEN);
-
-	/* A chained frame (payload in other segments) or a long one takes
-	 * the general path, which masks in place, now. */
-	if (m->nb_segs > 1 || len >= DROCE_CRC_MASKED_MAX)
-		return droce_icrc_append(m, t->l2_len);
-	/* One segment: room for the ICRC at its end, without
-	 * rte_pktmbuf_append()'s walk to the last segment. */
-	if (unlikely(rte_pktmbuf_tailroom(m) < DROCE_ICRC_LEN))
-		return -ENOMEM;
-	m->data_len = (uint16_t)(m->data_len + DROCE_ICRC_LEN);
-	m->pkt_len += DROCE_ICRC_LEN;
-	return 1;
 }
 
 /* Where the ICRC of a frame to seal starts, and what it covers. */

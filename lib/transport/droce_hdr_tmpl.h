@@ -12,10 +12,14 @@
 #ifndef DROCE_HDR_TMPL_H
 #define DROCE_HDR_TMPL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
+#include <rte_ip.h>
 #include <rte_mbuf.h>
+#include <rte_udp.h>
 
 #include "droce_wire.h"
 
@@ -103,8 +107,35 @@ droce_hdr_tmpl_invalidate(struct droce_hdr_tmpl *t)
  * payload and pad take @p l4_len bytes; @p p must have room for
  * DROCE_HDR_TMPL_COPY bytes, what follows the headers is left for the
  * caller to write. @return the BTH's offset.
+ *
+ * Inline, as droce_hdr_tmpl_finish_later(): both are a few instructions
+ * of every frame sent, which a call's own cost would double. The UDP
+ * length counts the UDP header and the ICRC besides @p l4_len; the IPv4
+ * checksum grows by the L4 length the total length gained (ones'
+ * complement sums add in either byte order, so the big-endian addend
+ * goes in as it lies).
  */
-unsigned droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32_t l4_len);
+static __rte_always_inline unsigned
+droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32_t l4_len)
+{
+	uint16_t udp_len = (uint16_t)(sizeof(struct rte_udp_hdr) + DROCE_ICRC_LEN + l4_len);
+	uint8_t *ip = p + t->l2_len;
+	struct rte_ipv4_hdr *ip4 = (struct rte_ipv4_hdr *)ip;
+	uint32_t sum;
+
+	memcpy(p, t->sent, DROCE_HDR_TMPL_COPY);
+	((struct rte_udp_hdr *)(p + t->len - sizeof(struct rte_udp_hdr)))->dgram_len =
+		rte_cpu_to_be_16(udp_len);
+	if (t->l3.ipv6) {
+		((struct rte_ipv6_hdr *)ip)->payload_len = rte_cpu_to_be_16(udp_len);
+		return t->len;
+	}
+	ip4->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(struct rte_ipv4_hdr) + udp_len));
+	sum = (uint32_t)t->ip_sum + rte_cpu_to_be_16((uint16_t)l4_len);
+	sum = (sum & 0xffff) + (sum >> 16);
+	ip4->hdr_checksum = (uint16_t)~sum;
+	return t->len;
+}
 
 /**
  * The frame @p m, started with droce_hdr_tmpl_start() and complete up to
@@ -119,7 +150,23 @@ unsigned droce_hdr_tmpl_start(const struct droce_hdr_tmpl *t, uint8_t *p, uint32
  * @return 1 when the frame is to be sealed, 0 when its ICRC is in place,
  * -ENOMEM when the ICRC does not fit.
  */
-int droce_hdr_tmpl_finish_later(const struct droce_hdr_tmpl *t, struct rte_mbuf *m);
+static __rte_always_inline int
+droce_hdr_tmpl_finish_later(const struct droce_hdr_tmpl *t, struct rte_mbuf *m)
+{
+	uint32_t len = rte_pktmbuf_data_len(m) - (t->l2_len - DROCE_ICRC_LRH_LEN);
+
+	/* A chained frame (payload in other segments) or a long one takes
+	 * the general path, which masks in place, now. */
+	if (m->nb_segs > 1 || len >= DROCE_CRC_MASKED_MAX)
+		return droce_icrc_append(m, t->l2_len);
+	/* One segment: room for the ICRC at its end, without
+	 * rte_pktmbuf_append()'s walk to the last segment. */
+	if (unlikely(rte_pktmbuf_tailroom(m) < DROCE_ICRC_LEN))
+		return -ENOMEM;
+	m->data_len = (uint16_t)(m->data_len + DROCE_ICRC_LEN);
+	m->pkt_len += DROCE_ICRC_LEN;
+	return 1;
+}
 
 /**
  * Write the ICRC of a frame droce_hdr_tmpl_finish_later() left to seal.

@@ -1,36 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <string.h>
 
-#include "droce_transport.h"
-#include "droce_port.h"
-
-/* An mbuf for a frame: from the spares, refilled in bulk. When the pool
- * has fewer than a bulk left (a get is all or nothing), one at a time. */
-static __rte_always_inline struct rte_mbuf *
-tx_mbuf(struct droce_tx *tx)
-{
-	if (tx->nb_spare == 0) {
-		if (rte_pktmbuf_alloc_bulk(tx->mp, tx->spare, DROCE_TX_SPARE) != 0)
-			return rte_pktmbuf_alloc(tx->mp);
-		tx->nb_spare = DROCE_TX_SPARE;
-	}
-	return tx->spare[--tx->nb_spare];
-}
-
-/* An mbuf for the next frame to stage, or NULL when no room or no mbuf
- * is left (counted). Inlined in every frame's start. */
-static __rte_always_inline struct rte_mbuf *
-tx_frame_mbuf(struct droce_tx *tx)
-{
-	struct rte_mbuf *m;
-
-	if (droce_tx_room(tx) == 0)
-		return NULL;
-	m = tx_mbuf(tx);
-	if (m == NULL)
-		(*tx->no_mbuf)++;
-	return m;
-}
+#include "droce_tx_inline.h"
 
 void
 droce_tx_release(struct droce_tx *tx)
@@ -44,59 +15,7 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 	       uint8_t opcode, uint32_t paylen, uint32_t dqpn, uint32_t psn, bool ackreq,
 	       bool se)
 {
-	const struct droce_opcode_info *op = &droce_opcode_table[opcode];
-	unsigned pad = (4 - (paylen & 3)) & 3;
-	uint32_t l4len = op->hdr_len + paylen + pad;
-	struct droce_hdr_tmpl *t;
-	struct rte_mbuf *m;
-	unsigned bth_off;
-	uint32_t len;
-	uint8_t tclass;
-	uint8_t *p;
-
-	m = tx_frame_mbuf(tx);
-	if (m == NULL)
-		return NULL;
-	/* The AV's class keeps its DSCP; the ECN bits are the port's (a CNP
-	 * goes Not-ECT, as NICs send it). A UD address handle may serve QPs of
-	 * several engines at once: its frames use the engine's own template,
-	 * rebuilt when the AH changes. */
-	tclass = (uint8_t)((av->l3.tclass & ~0x3u) | (opcode == DROCE_OPCODE_CNP ? 0 : tx->cc.ecn));
-	/* A QP's own template is invalidated where its addresses are routed
-	 * (droce_av_route()); the engine's one for UD compares them. */
-	t = av == &qp->av ?
-		droce_hdr_tmpl_get_owned(&av->tmpl, &av->l3, qp->qpn, dqpn, tclass) :
-		droce_hdr_tmpl_get(&tx->ud_tmpl, &av->l3,
-				   droce_udp_sport(av->l3.flow_label, qp->qpn, dqpn), tclass);
-	/* Loopback is decided once per template, not per frame by the port. */
-	if (unlikely(t->local < 0))
-		t->local = droce_port_frame_local(tx->port, t->sent, t->len);
-	tx->local |= t->local;
-	/* A new mbuf is one empty segment: the frame's length is set, not
-	 * appended (rte_pktmbuf_append() would look for the last segment).
-	 * The template's copy may reach past a short frame's end. */
-	len = t->len + l4len;
-	if (unlikely(RTE_MAX(len, (uint32_t)DROCE_HDR_TMPL_COPY) > rte_pktmbuf_tailroom(m))) {
-		rte_pktmbuf_free(m);
-		(*tx->no_mbuf)++;
-		return NULL;
-	}
-	m->data_len = (uint16_t)len;
-	m->pkt_len = len;
-	p = rte_pktmbuf_mtod(m, uint8_t *);
-	bth_off = droce_hdr_tmpl_start(t, p, l4len);
-	tx->tmpl = t;
-	tx->bth = p + bth_off;
-	tx->op = op;
-	tx->paylen = paylen;
-	droce_bth_set((struct droce_bth *)(p + bth_off), opcode, se, pad, DROCE_PKEY_DEFAULT,
-		      dqpn, ackreq, psn);
-	if (pad)
-		memset(p + bth_off + op->hdr_len + paylen, 0, pad);
-	/* Remember where things are for droce_tx_hdr() (once the frame is
-	 * built) and the ICRC. */
-	m->tx_offload = t->tx_offload;
-	return m;
+	return droce_tx_start_inline(tx, qp, av, opcode, paylen, dqpn, psn, ackreq, se);
 }
 
 struct rte_mbuf *
@@ -108,7 +27,7 @@ droce_tx_again(struct droce_tx *tx, uint32_t psn, bool ackreq)
 	struct rte_mbuf *m;
 	uint8_t *p;
 
-	m = tx_frame_mbuf(tx);
+	m = droce_tx_frame_mbuf(tx);
 	if (m == NULL)
 		return NULL;
 	/* From the pool the last frame came from: the same room. */
@@ -137,15 +56,8 @@ tx_icrc_put(struct rte_mbuf *m, uint32_t crc)
 	m->pkt_len += DROCE_ICRC_LEN;
 }
 
-/*
- * A frame of DROCE_COPY_CRC_MIN payload bytes or more (only small frames
- * are counted apart from these: 64 of them stay far below the budget):
- * counted against the burst's DROCE_TX_BURST_BYTES, and its ICRC written,
- * the one computed as its payload was copied or now (such a frame is too
- * long to be sealed at the flush).
- */
-static void
-tx_finish_long(struct droce_tx *tx, struct rte_mbuf *m)
+void
+droce_tx_finish_long(struct droce_tx *tx, struct rte_mbuf *m)
 {
 	tx->staged_bytes += tx->paylen;
 	if (tx->staged_bytes >= DROCE_TX_BURST_BYTES)
@@ -161,16 +73,7 @@ tx_finish_long(struct droce_tx *tx, struct rte_mbuf *m)
 void
 droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 {
-	const struct droce_opcode_info *op = tx->op;
-
-	*tx->msgs += (op->flags & (DROCE_OPF_LAST | DROCE_OPF_ACK)) == DROCE_OPF_LAST;
-	*tx->payload_bytes += tx->paylen;
-	RTE_BUILD_BUG_ON(DROCE_TX_BURST > 64);
-	if (unlikely(tx->paylen >= DROCE_COPY_CRC_MIN))
-		tx_finish_long(tx, m);
-	else if (droce_hdr_tmpl_finish_later(tx->tmpl, m) > 0)
-		tx->unsealed |= UINT64_C(1) << tx->n;
-	tx->pkts[tx->n++] = m;
+	droce_tx_finish_inline(tx, m);
 }
 
 void
