@@ -152,6 +152,17 @@ req_check_timers(struct droce_qp *qp, uint64_t now)
 	return true;
 }
 
+/* The opcode of a message's only packet, by its WQE's opcode (below 32,
+ * as posting checks): a load instead of the comparisons that work it out
+ * (some 13 instructions of every small message). */
+static const uint8_t req_only_opcode[32] = {
+	[IBV_WR_RDMA_WRITE] = DROCE_OP_WRITE_ONLY,
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = DROCE_OP_WRITE_ONLY_IMM,
+	[IBV_WR_SEND] = DROCE_OP_SEND_ONLY,
+	[IBV_WR_SEND_WITH_IMM] = DROCE_OP_SEND_ONLY_IMM,
+	[IBV_WR_SEND_WITH_INV] = DROCE_OP_SEND_ONLY_INV,
+};
+
 /* The opcode of a SEND or WRITE packet, by its place in the message.
  * Inlined: with constant @p first and @p last, little of it is left. */
 static __rte_always_inline uint8_t
@@ -161,11 +172,8 @@ req_data_opcode(const struct droce_send_wqe *w, bool first, bool last)
 	bool imm = w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM || w->opcode == IBV_WR_SEND_WITH_IMM;
 	bool inv = w->opcode == IBV_WR_SEND_WITH_INV;
 
-	if (first && last) {
-		if (write)
-			return imm ? DROCE_OP_WRITE_ONLY_IMM : DROCE_OP_WRITE_ONLY;
-		return imm ? DROCE_OP_SEND_ONLY_IMM : inv ? DROCE_OP_SEND_ONLY_INV : DROCE_OP_SEND_ONLY;
-	}
+	if (first && last)
+		return req_only_opcode[w->opcode & 31];
 	if (first)
 		return write ? DROCE_OP_WRITE_FIRST : DROCE_OP_SEND_FIRST;
 	if (!last)
