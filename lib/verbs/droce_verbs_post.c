@@ -121,6 +121,10 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 			return EINVAL;
 		/* Inline data is copied now: the buffers need no key and may be
 		 * reused as soon as this call returns. */
+		if (likely(wr->num_sge == 1)) {
+			memcpy(p, (void *)(uintptr_t)wr->sg_list[0].addr, len);
+			return 0;
+		}
 		for (i = 0; i < wr->num_sge; i++) {
 			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
 			p += wr->sg_list[i].length;
@@ -132,28 +136,6 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 		memcpy(droce_wqe_sge(w), wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
 	}
 	return 0;
-}
-
-void
-droce_post_ring(struct droce_qp *qp, bool due)
-{
-	struct droce_engine *e = qp->engine;
-
-	/* An active QP's new WQEs go out in the engine's next iteration, with
-	 * whatever else is due: running one here per post would pay its fixed
-	 * cost per WQE. Only a QP the doorbell woke gets one at once, or one
-	 * that had sent and completed everything (a latency test's next
-	 * message), or one with a batch of WQEs waiting, and only its sending
-	 * half: the application polls for what comes back. An idle QP that
-	 * the engine's own runner serves is kicked. */
-	if (droce_engine_doorbell(qp)) {
-		if (droce_engine_wants_help(e))
-			droce_engine_send_woken(e, qp);
-		else
-			droce_engine_kick(e, qp);
-	} else if (due || droce_engine_drained(qp)) {
-		droce_engine_nudge_send(e);
-	}
 }
 
 int

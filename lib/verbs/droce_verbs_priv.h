@@ -149,11 +149,6 @@ uint64_t droce_clock_khz(void);
 uint64_t droce_clock_wall_ns(uint64_t tsc);
 int droce_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values);
 
-/* After WQEs were published on @p qp's send ring: ring the engine's
- * doorbell, and run the engine's send half here if that woke the QP or a
- * batch is @p due (droce_wq_batch_due()) and nobody else runs the engine. */
-void droce_post_ring(struct droce_qp *qp, bool due);
-
 /* droce_verbs_qpx.c: the ibv_qp_ex builder of a handle created with
  * send_ops_flags. @return 0, or EOPNOTSUPP for operations droce lacks. */
 int droce_qpx_init(struct droce_qp_handle *h, uint64_t send_ops_flags);
@@ -252,6 +247,32 @@ droce_engine_nudge_send(struct droce_engine *e)
 {
 	if (e != NULL && droce_engine_wants_help(e))
 		droce_engine_send(e);
+}
+
+/* After WQEs were published on @p qp's send ring: ring the engine's
+ * doorbell, and run the engine's send half here if that woke the QP or a
+ * batch is @p due (droce_wq_batch_due()) and nobody else runs the engine.
+ * Inline: it is part of every post. */
+static inline void
+droce_post_ring(struct droce_qp *qp, bool due)
+{
+	struct droce_engine *e = qp->engine;
+
+	/* An active QP's new WQEs go out in the engine's next iteration, with
+	 * whatever else is due: running one here per post would pay its fixed
+	 * cost per WQE. Only a QP the doorbell woke gets one at once, or one
+	 * that had sent and completed everything (a latency test's next
+	 * message), or one with a batch of WQEs waiting, and only its sending
+	 * half: the application polls for what comes back. An idle QP that
+	 * the engine's own runner serves is kicked. */
+	if (droce_engine_doorbell(qp)) {
+		if (droce_engine_wants_help(e))
+			droce_engine_send_woken(e, qp);
+		else
+			droce_engine_kick(e, qp);
+	} else if (due || droce_engine_drained(qp)) {
+		droce_engine_nudge_send(e);
+	}
 }
 
 /* Nudge @p e and the device's engines after it: a CQ's QPs may belong to

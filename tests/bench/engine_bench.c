@@ -28,7 +28,7 @@
  *             takes both frames), then the answer is posted and goes out
  *             with the ACK held back for the peer's WRITE (-n is 1)
  *
- * Usage: engine_bench [-n N] [-s S] [-o OFF] [-r RUNS] [-c CASE] [-t] [-C CRC]
+ * Usage: engine_bench [-n N] [-s S] [-o OFF] [-r RUNS] [-c CASE] [-t] [-i] [-C CRC]
  *                     [-e EAL_ARGS] [-j]
  *   N 1..32 messages per run (default 32; 1 shows what a latency test pays
  *   per message), S 0..4096 bytes (default 64), OFF 0..4095: where in the
@@ -36,7 +36,9 @@
  *   speed can depend on it), RUNS per case (default
  *   20000), CASE idle, write_rx, write_tx (and ack_rx) or pingpong only, for a
  *   profiler; -t: the QP on a parent domain with a thread domain (posts
- *   take no lock); CRC: the CRC path for short runs, lib, sse, avx512 or
+ *   take no lock); -i: the device's WRITEs (write_tx, pingpong) posted
+ *   inline (IBV_SEND_INLINE, up to 256 bytes), as perftest and droce-perf
+ *   post small ones; CRC: the CRC path for short runs, lib, sse, avx512 or
  *   vpclmul (default: the fastest the CPU runs; a slower one shows what a
  *   CPU without the faster one's instructions pays). Prints one line per
  *   case, JSON with -j.
@@ -58,6 +60,8 @@
 #define PSN0 0x10
 #define BURST_MAX 32
 #define BUF (1u << 20)
+/* The most the device's WRITEs carry inline with -i. */
+#define INLINE_MAX 256
 
 struct bench {
 	struct droce_peer peer;
@@ -71,6 +75,7 @@ struct bench {
 	uint32_t tx_msn;             /* the device's messages the peer acknowledged */
 	unsigned n, size, off, runs;
 	bool td;                     /* the QP on a parent domain with a thread domain */
+	unsigned send_flags;         /* the device's WRITEs: IBV_SEND_INLINE with -i */
 	uint64_t *samples;
 };
 
@@ -131,7 +136,7 @@ setup(struct bench *b)
 	struct ibv_qp_init_attr ia = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 256, .max_recv_wr = 16, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
+			 .max_recv_sge = 1, .max_inline_data = INLINE_MAX },
 	};
 
 	if (droce_peer_open(&b->peer, 4096) != 0)
@@ -253,7 +258,8 @@ bench_pingpong(struct bench *b, struct result *res)
 	struct droce_peer_frame wf = peer_write(b, &reth);
 	struct ibv_sge sge = { (uintptr_t)b->buf + b->off + BUF / 4, b->size, b->mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-				  .send_flags = IBV_SEND_SIGNALED, .wr.rdma = { 0x1000, 0x1234 } },
+				  .send_flags = IBV_SEND_SIGNALED | b->send_flags,
+				  .wr.rdma = { 0x1000, 0x1234 } },
 			   *bad;
 	struct rte_mbuf *m[2];
 	struct ibv_wc wc;
@@ -316,7 +322,7 @@ bench_write_tx(struct bench *b, struct result *tx, struct result *ack)
 		t = rte_rdtsc();
 		for (unsigned i = 0; i < b->n; i++) {
 			wr.wr_id = i;
-			wr.send_flags = IBV_SEND_SIGNALED;
+			wr.send_flags = IBV_SEND_SIGNALED | b->send_flags;
 			if (ibv_post_send(b->qp, &wr, &bad) != 0)
 				die("ibv_post_send");
 		}
@@ -355,7 +361,7 @@ main(int argc, char **argv)
 	bool json = false;
 	int opt, path;
 
-	while ((opt = getopt(argc, argv, "n:s:o:r:c:tC:e:j")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:o:r:c:tiC:e:j")) != -1) {
 		switch (opt) {
 		case 'n': b.n = (unsigned)atoi(optarg); break;
 		case 's': b.size = (unsigned)atoi(optarg); break;
@@ -363,17 +369,19 @@ main(int argc, char **argv)
 		case 'r': b.runs = (unsigned)atoi(optarg); break;
 		case 'c': only = optarg; break;
 		case 't': b.td = true; break;
+		case 'i': b.send_flags = IBV_SEND_INLINE; break;
 		case 'C': crc = optarg; break;
 		case 'e': setenv("DROCE_TEST_EAL", optarg, 1); break;
 		case 'j': json = true; break;
 		default:
 			fprintf(stderr, "usage: engine_bench [-n 1..32] [-s 0..4096] [-o 0..4095] "
-					"[-r RUNS] [-c CASE] [-t] [-C CRC] [-e EAL_ARGS] [-j]\n");
+					"[-r RUNS] [-c CASE] [-t] [-i] [-C CRC] [-e EAL_ARGS] [-j]\n");
 			return 2;
 		}
 	}
-	if (b.n < 1 || b.n > BURST_MAX || b.size > 4096 || b.off > 4095 || b.runs < 1)
-		die("-n 1..32, -s 0..4096, -o 0..4095, -r at least 1");
+	if (b.n < 1 || b.n > BURST_MAX || b.size > 4096 || b.off > 4095 || b.runs < 1 ||
+	    (b.send_flags != 0 && b.size > INLINE_MAX))
+		die("-n 1..32, -s 0..4096 (with -i 0..256), -o 0..4095, -r at least 1");
 	b.samples = malloc(b.runs * sizeof(uint64_t));
 	if (b.samples == NULL)
 		die("no memory");
@@ -401,10 +409,12 @@ main(int argc, char **argv)
 		die("-c: idle, write_rx, write_tx or pingpong");
 	if (json)
 		printf("{\"n\": %u, \"size\": %u, \"off\": %u, \"runs\": %u, \"td\": %s, "
-		       "\"cycles_per_msg\": {", b.n, b.size, b.off, b.runs, b.td ? "true" : "false");
+		       "\"inline\": %s, \"cycles_per_msg\": {", b.n, b.size, b.off, b.runs,
+		       b.td ? "true" : "false", b.send_flags != 0 ? "true" : "false");
 	else
-		printf("engine_bench: %u x %u B at offset %u per run, %u runs%s; TSC cycles per "
-		       "message\n", b.n, b.size, b.off, b.runs, b.td ? ", thread domain" : "");
+		printf("engine_bench: %u x %u B at offset %u per run, %u runs%s%s; TSC cycles per "
+		       "message\n", b.n, b.size, b.off, b.runs, b.td ? ", thread domain" : "",
+		       b.send_flags != 0 ? ", inline" : "");
 	for (unsigned i = 0; i < nres; i++) {
 		if (json)
 			printf("%s\"%s\": {\"min\": %.1f, \"median\": %.1f, \"low_mean\": %.1f}",
