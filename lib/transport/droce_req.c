@@ -330,8 +330,10 @@ req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 			rte_cpu_to_be_32(w->invalidate_rkey);
 	if (w->is_inline) {
 		memcpy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), w->data + w->sent, seg);
-	} else if (droce_tx_payload(tx, m, qp->pd_handle, droce_wqe_sge(w), w->num_sge,
-				    w->sent, seg, 0, qp, w) != 0) {
+	} else if ((only ? droce_tx_payload_short(tx, m, qp->pd_handle, droce_wqe_sge(w),
+						  w->num_sge, seg, qp, w) :
+			   droce_tx_payload(tx, m, qp->pd_handle, droce_wqe_sge(w), w->num_sge,
+					    w->sent, seg, 0, qp, w)) != 0) {
 		rte_pktmbuf_free(m);
 		req_local_error(qp, w, IBV_WC_LOC_PROT_ERR);
 		return false;

@@ -129,4 +129,36 @@ droce_tx_finish_inline(struct droce_tx *tx, struct rte_mbuf *m)
 	tx->pkts[tx->n++] = m;
 }
 
+/**
+ * droce_tx_payload() of a message's whole payload of @p len bytes, short
+ * of DROCE_COPY_CRC_MIN, inline: from one SGE of a region it may read,
+ * with the zero-copy gate read in this iteration already and the payload
+ * too short to go by reference, it is copied here (a copy of a few dozen
+ * bytes was some 40 instructions of calls and their arguments); anything
+ * else goes to droce_tx_payload().
+ */
+static __rte_always_inline int
+droce_tx_payload_short(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
+		       const struct ibv_sge *sge, unsigned num_sge, uint32_t len,
+		       struct droce_qp *qp, struct droce_send_wqe *w)
+{
+	const uint8_t *src;
+
+	RTE_BUILD_BUG_ON(DROCE_COPY_CRC_MIN > DROCE_COPY_VEC_MIN);
+	if (likely(len != 0 && len < DROCE_COPY_CRC_MIN && tx->zc_gate_at == tx->now &&
+		   len < tx->zc_from)) {
+		/* A send reads its own regions, which every region allows. */
+		src = droce_sge_one_addr(tx->mrt, pd_handle, sge, num_sge, 0, len, 0);
+		if (likely(src != NULL)) {
+			(*tx->zc_copy_count)++;
+			/* droce_copy() of so few bytes: memmove(), which a
+			 * looped-back zero-copy frame pointing into the
+			 * region needs. */
+			memmove(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), src, len);
+			return 0;
+		}
+	}
+	return droce_tx_payload(tx, m, pd_handle, sge, num_sge, 0, len, 0, qp, w);
+}
+
 #endif /* DROCE_TX_INLINE_H */
