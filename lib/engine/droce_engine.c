@@ -868,6 +868,9 @@ droce_engine_create(struct droce_port *port, uint16_t queue, struct droce_num_ta
 	TAILQ_INIT(&e->active);
 	e->tx.port = port;
 	e->tx.mp = droce_port_mempool(port);
+	e->tx.frame_room = (uint16_t)(rte_pktmbuf_data_room_size(e->tx.mp) -
+				      RTE_MIN(RTE_PKTMBUF_HEADROOM,
+					      rte_pktmbuf_data_room_size(e->tx.mp)));
 	e->tx.mrt = mrt;
 	e->tx.no_mbuf = &e->stats.tx_no_mbuf;
 	e->tx.msgs = &e->stats.tx_msgs;

@@ -136,6 +136,10 @@ struct droce_tx {
 	struct droce_port *port;
 	uint16_t queue;              /**< the engine's port queue */
 	struct rte_mempool *mp;
+	/** Bytes a new mbuf of @ref mp holds after its headroom: every frame
+	 *  starts in one (droce_tx_start()), so its room is known without
+	 *  reading the mbuf's fields. */
+	uint16_t frame_room;
 	const struct droce_mr_table *mrt;
 	const struct droce_num_table *srqt; /**< XRC SRQs by number */
 	uint64_t now;                /**< rte_get_tsc_cycles() of this iteration */

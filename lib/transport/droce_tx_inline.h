@@ -81,7 +81,7 @@ droce_tx_start_inline(struct droce_tx *tx, const struct droce_qp *qp, struct dro
 	 * appended (rte_pktmbuf_append() would look for the last segment).
 	 * The template's copy may reach past a short frame's end. */
 	len = t->len + l4len;
-	if (unlikely(RTE_MAX(len, (uint32_t)DROCE_HDR_TMPL_COPY) > rte_pktmbuf_tailroom(m))) {
+	if (unlikely(RTE_MAX(len, (uint32_t)DROCE_HDR_TMPL_COPY) > tx->frame_room)) {
 		rte_pktmbuf_free(m);
 		(*tx->no_mbuf)++;
 		return NULL;
