@@ -5,8 +5,8 @@
  * a time: an application's poll that staged only an ACK holds it for the
  * next entry into the engine (docs/architecture.md, "ACKs ride with the
  * answer"), which sends it first, or with the frame a post builds; and a
- * series of posts to a busy QP runs the engine's send half every eighth
- * of its send queue (droce_wq_batch_due()). A QP that sent and
+ * series of posts to a busy QP runs the engine's send half every three
+ * sixteenths of its send queue (droce_wq_batch_due()). A QP that sent and
  * completed everything lingers on the active list (drained) until the
  * engine's sweep lets it go, and posts racing those sweeps are not lost.
  * An engine with a progress thread holds nothing back, and the first
@@ -191,8 +191,8 @@ START_TEST(posts_send_a_batch_at_a_time)
 	uint32_t psn;
 	unsigned i, sent = 0;
 
-	/* An eighth of the 64 WQEs make_qp() asks for. */
-	ck_assert_uint_eq(batch, 8);
+	/* Three sixteenths of the 64 WQEs make_qp() asks for. */
+	ck_assert_uint_eq(batch, 12);
 	post_write(qp, 0);
 	ck_assert_int_eq(next_opcode(&psn), DROCE_OP_WRITE_ONLY);
 	for (i = 1; i < batch - 1; i++)
