@@ -308,6 +308,7 @@ req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 	bool ackreq = last || (pidx % REQ_ACKREQ_EVERY) == REQ_ACKREQ_EVERY - 1;
 	bool se = last && (w->send_flags & IBV_SEND_SOLICITED);
 	uint32_t dqpn = qp->attr.dest_qp_num;
+	const struct droce_opcode_info *op;
 	struct rte_mbuf *m;
 
 	ackreq = ackreq && qp->type != IBV_QPT_UC;
@@ -315,17 +316,19 @@ req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 		   droce_tx_start(tx, qp, &qp->av, opcode, seg, dqpn, qp->req.psn, ackreq, se);
 	if (m == NULL)
 		return false;
+	/* The opcode's row, as the start left it (inlined: still in a register). */
+	op = tx->op;
 	req_xrceth(tx, qp, w);
-	if (first && droce_opcode_table[opcode].off[DROCE_HDR_RETH]) {
+	if (first && op->off[DROCE_HDR_RETH]) {
 		struct droce_reth *r = (void *)droce_tx_cur(tx, DROCE_HDR_RETH);
 
 		r->va = rte_cpu_to_be_64(w->remote_addr);
 		r->rkey = rte_cpu_to_be_32(w->rkey);
 		r->len = rte_cpu_to_be_32(w->length);
 	}
-	if (last && droce_opcode_table[opcode].off[DROCE_HDR_IMMDT])
+	if (last && op->off[DROCE_HDR_IMMDT])
 		((struct droce_immdt *)droce_tx_cur(tx, DROCE_HDR_IMMDT))->imm = w->imm;
-	if (last && droce_opcode_table[opcode].off[DROCE_HDR_IETH])
+	if (last && op->off[DROCE_HDR_IETH])
 		((struct droce_ieth *)droce_tx_cur(tx, DROCE_HDR_IETH))->rkey =
 			rte_cpu_to_be_32(w->invalidate_rkey);
 	if (w->is_inline) {
