@@ -443,6 +443,49 @@ START_TEST(copies_are_counted)
 }
 END_TEST
 
+/*
+ * Messages of one short packet, posted as a list and built in one engine
+ * turn: the first reads the zero-copy settings, the others take the
+ * short path (droce_tx_payload_short()), which copies below the threshold
+ * and, once the threshold is below a payload (DROCE_ZCOPY=<bytes>),
+ * leaves it to go by reference; counted either way.
+ */
+START_TEST(short_payload_by_reference_under_a_low_threshold)
+{
+	static const uint32_t len[3] = { 32, 128, 32 };
+	struct ibv_qp *qp = make_qp(1, 0);
+	struct ibv_sge sge[3];
+	struct ibv_send_wr wr[3], *bad;
+	uint64_t zc0 = droce_peer_stat(&peer, "tx_zcopy_frames");
+	uint64_t small0 = droce_peer_stat(&peer, "tx_copy_small");
+	unsigned chained = 0;
+	struct ibv_wc wc[4];
+
+	/* Frame k's payload at buf + 64 + k * MTU, as take_frames() expects. */
+	for (unsigned k = 0; k < 3; k++) {
+		sge[k] = (struct ibv_sge){ (uintptr_t)buf + 64 + k * MTU, len[k], mr->lkey };
+		wr[k] = (struct ibv_send_wr){
+			.wr_id = k, .next = k < 2 ? &wr[k + 1] : NULL, .sg_list = &sge[k],
+			.num_sge = 1, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = 0x1000, .rkey = 0x1234 },
+		};
+	}
+	droce_zc_configure(true, 64);
+	ck_assert_int_eq(ibv_post_send(qp, wr, &bad), 0);
+	ck_assert_uint_eq(take_frames(buf + 64, 3, &chained), 3);
+	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+	ck_assert_uint_eq(chained, 1);
+	ck_assert_uint_eq(droce_peer_stat(&peer, "tx_zcopy_frames") - zc0, 1);
+	ck_assert_uint_eq(droce_peer_stat(&peer, "tx_copy_small") - small0, 2);
+	send_ack(qp, PSN + 2);
+	release_frames();
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 3);
+	for (unsigned k = 0; k < 3; k++)
+		ck_assert_int_eq(wc[k].status, IBV_WC_SUCCESS);
+	destroy(qp);
+}
+END_TEST
+
 START_TEST(copied_frames_carry_their_icrc)
 {
 	struct ibv_qp *qp = make_qp(1, 0);
@@ -481,6 +524,7 @@ main(void)
 	tcase_add_test(tc, rereg_with_frames_in_flight);
 	tcase_add_test(tc, copies_are_counted);
 	tcase_add_test(tc, copied_frames_carry_their_icrc);
+	tcase_add_test(tc, short_payload_by_reference_under_a_low_threshold);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
