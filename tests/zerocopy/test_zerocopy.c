@@ -277,7 +277,11 @@ END_TEST
 
 struct releaser {
 	double after;
-	bool done;
+	/* Set before the frames are freed: a deregistration that waits for
+	 * them cannot return before. (Set after, it raced with that return:
+	 * release_frames() goes on to drain the ring once the frames are
+	 * freed, and on a loaded host the test failed now and then.) */
+	bool releasing;
 };
 
 static void *
@@ -287,8 +291,8 @@ release_later(void *arg)
 
 	while (droce_test_now() < r->after)
 		;
+	__atomic_store_n(&r->releasing, true, __ATOMIC_RELEASE);
 	release_frames();
-	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -328,7 +332,7 @@ START_TEST(dereg_with_frames_in_flight)
 	rel = (struct releaser){ .after = droce_test_now() + 0.2 };
 	ck_assert_int_eq(pthread_create(&t, NULL, release_later, &rel), 0);
 	ck_assert_int_eq(ibv_dereg_mr(m2), 0);
-	ck_assert(__atomic_load_n(&rel.done, __ATOMIC_ACQUIRE));
+	ck_assert(__atomic_load_n(&rel.releasing, __ATOMIC_ACQUIRE));
 	pthread_join(t, NULL);
 	free(b);
 	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 2), 2);
