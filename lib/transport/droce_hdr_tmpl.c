@@ -127,12 +127,13 @@ seal_run(struct rte_mbuf *const *pkts, uint64_t which)
 void
 droce_hdr_tmpl_seal_burst(struct rte_mbuf *const *pkts, uint64_t which)
 {
-	bool wide = droce_crc32_masked4_wide();
+	/* A latency test's one or two frames do not ask the CPU. */
+	bool wide = __builtin_popcountll(which) >= 4 && droce_crc32_masked4_wide();
 	unsigned n;
 
 	while (which != 0) {
-		/* Fewer than four left (a latency test's), or a CPU that would
-		 * make four calls anyway: one by one. */
+		/* Fewer than four left, or a CPU that would make four calls
+		 * anyway: one by one. */
 		if (!wide || __builtin_popcountll(which) < 4) {
 			droce_hdr_tmpl_seal(pkts[rte_bsf64(which)]);
 			which &= which - 1;

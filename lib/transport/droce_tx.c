@@ -79,14 +79,7 @@ droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 void
 droce_tx_seal(struct droce_tx *tx)
 {
-	uint64_t left = tx->unsealed;
-
-	/* A latency test's one or two frames skip the grouping. */
-	if (__builtin_popcountll(left) >= 4)
-		droce_hdr_tmpl_seal_burst(tx->pkts, left);
-	else
-		for (; left != 0; left &= left - 1)
-			droce_hdr_tmpl_seal(tx->pkts[rte_bsf64(left)]);
+	droce_hdr_tmpl_seal_burst(tx->pkts, tx->unsealed);
 	tx->unsealed = 0;
 }
 

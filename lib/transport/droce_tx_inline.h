@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The start and the finish of a frame (droce_tx_start(),
- * droce_tx_finish()) as inline functions, for the one caller on every
- * message's path: the requester's message of one packet, the common one
- * (req_data()). Inlined there, the two lose their calls' own cost and
- * what the caller's constants decide (some 40 instructions of a 64-byte
- * WRITE's 850); every other sender calls droce_tx.c's copies.
+ * droce_tx_finish()) and a short payload's copy (droce_tx_payload_short())
+ * as inline functions, for the one caller on every message's path: the
+ * requester's message of one packet, the common one (req_data()). Inlined
+ * there, they lose their calls' own cost and what the caller's constants
+ * decide (together some 140 instructions of a 64-byte WRITE's 900);
+ * every other sender calls droce_tx.c's and droce_zcopy.c's copies.
  */
 #ifndef DROCE_TX_INLINE_H
 #define DROCE_TX_INLINE_H
@@ -134,7 +135,7 @@ droce_tx_finish_inline(struct droce_tx *tx, struct rte_mbuf *m)
  * of DROCE_COPY_CRC_MIN, inline: from one SGE of a region it may read,
  * with the zero-copy gate read in this iteration already and the payload
  * too short to go by reference, it is copied here (a copy of a few dozen
- * bytes was some 40 instructions of calls and their arguments); anything
+ * bytes was some 50 instructions of calls and their arguments); anything
  * else goes to droce_tx_payload().
  */
 static __rte_always_inline int

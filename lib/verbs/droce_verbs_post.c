@@ -121,14 +121,14 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 			return EINVAL;
 		/* Inline data is copied now: the buffers need no key and may be
 		 * reused as soon as this call returns. */
-		if (likely(wr->num_sge == 1)) {
+		if (likely(wr->num_sge == 1))
 			memcpy(p, (void *)(uintptr_t)wr->sg_list[0].addr, len);
-			return 0;
-		}
-		for (i = 0; i < wr->num_sge; i++) {
-			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
-			p += wr->sg_list[i].length;
-		}
+		else
+			for (i = 0; i < wr->num_sge; i++) {
+				memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+				       wr->sg_list[i].length);
+				p += wr->sg_list[i].length;
+			}
 	} else if (wr->num_sge == 1) {
 		/* The common case, without a call to memcpy() for 16 bytes. */
 		*droce_wqe_sge(w) = wr->sg_list[0];
