@@ -14,7 +14,9 @@
 #ifndef DROCE_QP_H
 #define DROCE_QP_H
 
+#include <assert.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
 #include <sys/queue.h>
@@ -60,7 +62,13 @@ enum droce_wqe_state {
 	DROCE_WQE_SENT,              /**< all packets sent, waiting for the ACK/response */
 };
 
-/** One send work request in the send ring. */
+/**
+ * One send work request in the send ring, whose slots start on cache
+ * lines (droce_wq_init()). The first line holds all a WQE's completion
+ * reads and all but the SGEs of an RC or UC request: an ACK retires a run
+ * of WQEs, one line each, and the requester's look at one is two lines
+ * with its SGE. Atomic, UD and XRC fields come after.
+ */
 struct droce_send_wqe {
 	uint64_t wr_id;
 	uint32_t opcode;             /**< enum ibv_wr_opcode */
@@ -70,11 +78,6 @@ struct droce_send_wqe {
 	uint64_t remote_addr;
 	uint32_t rkey;
 	uint32_t length;             /**< bytes in the message */
-	uint64_t compare_add, swap;
-	struct droce_ah *ah;         /**< UD: where to */
-	uint32_t remote_qpn;         /**< UD */
-	uint32_t remote_qkey;        /**< UD */
-	uint32_t xrc_srqn;           /**< XRC_SEND: the remote SRQ */
 	uint16_t num_sge;
 	bool is_inline;              /**< data[] holds the payload itself */
 	/* engine side */
@@ -87,9 +90,18 @@ struct droce_send_wqe {
 	 *  (zero-copy TX): the WQE completes once none is left. Kept across
 	 *  reuse of the slot, as posters never write it. */
 	uint32_t zc_refs;
+	/* the second line */
+	uint64_t compare_add, swap;
+	struct droce_ah *ah;         /**< UD: where to */
+	uint32_t remote_qpn;         /**< UD */
+	uint32_t remote_qkey;        /**< UD */
+	uint32_t xrc_srqn;           /**< XRC_SEND: the remote SRQ */
 	/** The SGE list, or the payload itself when is_inline. */
 	uint8_t data[] __rte_aligned(8);
 };
+
+static_assert(offsetof(struct droce_send_wqe, zc_refs) + sizeof(uint32_t) <= RTE_CACHE_LINE_SIZE,
+	      "a send WQE's completion fields fit its first cache line");
 
 static inline struct ibv_sge *
 droce_wqe_sge(struct droce_send_wqe *w)

@@ -25,10 +25,13 @@ droce_wq_init(struct droce_wq *q, uint32_t max_wr, uint32_t stride)
 {
 	/* A power of two, so indices wrap with a mask. */
 	uint32_t n = rte_align32pow2(RTE_MAX(max_wr, 1u));
+	void *buf;
 
-	q->buf = calloc(n, stride);
-	if (q->buf == NULL)
+	/* On a cache line: a send WQE's fields are laid out by line. */
+	if (posix_memalign(&buf, RTE_CACHE_LINE_SIZE, (size_t)n * stride) != 0)
 		return -ENOMEM;
+	memset(buf, 0, (size_t)n * stride);
+	q->buf = buf;
 	q->stride = stride;
 	q->mask = n - 1;
 	q->max_wr = max_wr;
