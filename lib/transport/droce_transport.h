@@ -336,6 +336,14 @@ void droce_zc_configure(bool enable, uint32_t min_len);
 enum droce_zc_mode droce_zc_port_mode(uint16_t port_id);
 
 /**
+ * Read zero copy's settings into @p tx for this iteration (@ref
+ * droce_tx.now): once per iteration, not per frame, where a frame pays
+ * only the length compare; a setting changed meanwhile holds from the next
+ * iteration. droce_tx_payload() calls it; droce_tx_payload_short() too.
+ */
+void droce_tx_zc_gate(struct droce_tx *tx);
+
+/**
  * Fill the payload of @p m, built by droce_tx_start() with room for
  * @p len bytes, from the list of SGEs @p sge starting @p offset bytes into
  * it, each SGE checked against @p pd_handle and @p access. Zero copy when

@@ -135,8 +135,8 @@ droce_tx_finish_inline(struct droce_tx *tx, struct rte_mbuf *m)
 /**
  * droce_tx_payload() of a message's whole payload of @p len bytes, short
  * of DROCE_COPY_CRC_MIN, inline: from one SGE of a region it may read,
- * with the zero-copy gate read in this iteration already and the payload
- * too short to go by reference, it is copied here (a copy of a few dozen
+ * with the payload too short to go by reference (the zero-copy gate read
+ * first when this iteration has not yet), it is copied here (a copy of a few dozen
  * bytes was some 50 instructions of calls and their arguments); anything
  * else goes to droce_tx_payload().
  */
@@ -148,8 +148,9 @@ droce_tx_payload_short(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_hand
 	const uint8_t *src;
 
 	RTE_BUILD_BUG_ON(DROCE_COPY_CRC_MIN > DROCE_COPY_VEC_MIN);
-	if (likely(len != 0 && len < DROCE_COPY_CRC_MIN && tx->zc_gate_at == tx->now &&
-		   len < tx->zc_from)) {
+	if (unlikely(tx->zc_gate_at != tx->now))
+		droce_tx_zc_gate(tx);
+	if (likely(len != 0 && len < DROCE_COPY_CRC_MIN && len < tx->zc_from)) {
 		/* A send reads its own regions, which every region allows. */
 		src = droce_sge_one_addr(tx->mrt, pd_handle, sge, num_sge, 0, len, 0);
 		if (likely(src != NULL)) {

@@ -271,13 +271,9 @@ zc_chain(struct droce_tx *tx, struct rte_mbuf *m, const struct zc_runs *z, uint3
 	return true;
 }
 
-/*
- * Read zero copy's settings for this iteration (tx->now): once per
- * iteration, not per frame, where a frame pays only the length compare.
- * A setting changed meanwhile holds from the next iteration.
- */
-static void __rte_noinline
-zc_gate(struct droce_tx *tx)
+/* Out of line: its caller's common case is the gate read already. */
+void __rte_noinline
+droce_tx_zc_gate(struct droce_tx *tx)
 {
 	enum droce_zc_mode mode = DROCE_ZC_OFF;
 
@@ -376,7 +372,7 @@ droce_tx_payload(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 	if (len == 0)
 		return 0;
 	if (unlikely(tx->zc_gate_at != tx->now))
-		zc_gate(tx);
+		droce_tx_zc_gate(tx);
 	if (len >= tx->zc_from)
 		return zc_payload(tx, m, pd_handle, sge, num_sge, offset, len, access, qp, w);
 	src = droce_sge_one_addr(tx->mrt, pd_handle, sge, num_sge, offset, len, access);
@@ -394,7 +390,7 @@ droce_tx_payload_run(struct droce_tx *tx, uint32_t pd_handle, const struct ibv_s
 		     unsigned num_sge, uint64_t offset, uint32_t len, uint32_t frame_len)
 {
 	if (unlikely(tx->zc_gate_at != tx->now))
-		zc_gate(tx);
+		droce_tx_zc_gate(tx);
 	if (frame_len >= tx->zc_from)
 		return NULL;
 	/* A send reads its own regions, which every region allows. */
