@@ -135,10 +135,10 @@ droce_tx_finish_inline(struct droce_tx *tx, struct rte_mbuf *m)
 /**
  * droce_tx_payload() of a message's whole payload of @p len bytes, short
  * of DROCE_COPY_CRC_MIN, inline: from one SGE of a region it may read,
- * with the payload too short to go by reference (the zero-copy gate read
- * first when this iteration has not yet), it is copied here (a copy of a few dozen
- * bytes was some 50 instructions of calls and their arguments); anything
- * else goes to droce_tx_payload().
+ * and too short to go by reference (the zero-copy gate read first when
+ * this iteration has not read it yet), it is copied here (a copy of a few
+ * dozen bytes was some 50 instructions of calls and their arguments);
+ * anything else goes to droce_tx_payload().
  */
 static __rte_always_inline int
 droce_tx_payload_short(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
@@ -155,9 +155,9 @@ droce_tx_payload_short(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_hand
 		src = droce_sge_one_addr(tx->mrt, pd_handle, sge, num_sge, 0, len, 0);
 		if (likely(src != NULL)) {
 			(*tx->zc_copy_count)++;
-			/* Into the frame's new mbuf, which no region's
-			 * bytes can overlap that the application could
-			 * have kept: inline, without memmove()'s call. */
+			/* Into the frame's own new mbuf, which no region
+			 * can overlap: rte_memcpy(), inline, not a call of
+			 * memmove() for a few dozen bytes. */
 			rte_memcpy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), src, len);
 			return 0;
 		}
