@@ -449,10 +449,11 @@ END_TEST
 
 /*
  * Messages of one short packet, posted as a list and built in one engine
- * turn: the first reads the zero-copy settings, the others take the
- * short path (droce_tx_payload_short()), which copies below the threshold
- * and, once the threshold is below a payload (DROCE_ZCOPY=<bytes>),
- * leaves it to go by reference; counted either way.
+ * turn, each on the short path (droce_tx_payload_short(), the first
+ * reading the zero-copy settings for the turn, so the threshold set just
+ * before holds for all three), which copies below the threshold and,
+ * once the threshold is below a payload (DROCE_ZCOPY=<bytes>), leaves it
+ * to go by reference; counted either way.
  */
 START_TEST(short_payload_by_reference_under_a_low_threshold)
 {
