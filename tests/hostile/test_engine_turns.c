@@ -11,6 +11,8 @@
  * engine's sweep lets it go, and posts racing those sweeps are not lost.
  * An engine with a progress thread holds nothing back, and the first
  * busy iterations are all timed. A new path changes the headers sent.
+ * A send ring's slots start on cache lines, as the WQE's layout by line
+ * (struct droce_send_wqe) assumes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -394,6 +396,35 @@ START_TEST(posts_race_the_sweep)
 }
 END_TEST
 
+/* Whatever the queue's size, SGE count and inline room, every send slot
+ * starts on a cache line: the ring does, and its stride is whole lines. */
+START_TEST(send_ring_slots_on_cache_lines)
+{
+	static const struct ibv_qp_cap caps[] = {
+		{ .max_send_wr = 1, .max_send_sge = 1 },
+		{ .max_send_wr = 64, .max_send_sge = 1 },
+		{ .max_send_wr = 100, .max_send_sge = 3, .max_inline_data = 100 },
+		{ .max_send_wr = 513, .max_send_sge = 7, .max_inline_data = 8 },
+	};
+
+	for (unsigned i = 0; i < RTE_DIM(caps); i++) {
+		struct ibv_qp_init_attr ia = {
+			.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .cap = caps[i],
+		};
+		struct ibv_qp *qp;
+		const struct droce_wq *sq;
+
+		ia.cap.max_recv_wr = ia.cap.max_recv_sge = 1;
+		qp = ibv_create_qp(pd, &ia);
+		ck_assert_ptr_nonnull(qp);
+		sq = &droce_qp_of(qp)->sq;
+		ck_assert_uint_eq((uintptr_t)sq->buf % RTE_CACHE_LINE_SIZE, 0);
+		ck_assert_uint_eq(sq->stride % RTE_CACHE_LINE_SIZE, 0);
+		ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -410,6 +441,7 @@ main(void)
 	tcase_add_test(tc, posts_race_the_sweep);
 	tcase_add_test(tc, ack_not_held_with_a_runner);
 	tcase_add_test(tc, new_path_new_headers);
+	tcase_add_test(tc, send_ring_slots_on_cache_lines);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
