@@ -512,7 +512,10 @@ json_cost(const struct perf_opts *o, const struct perf_cost *c, uint64_t size)
 	if (!c->known)
 		return;
 	cost_view(c, PERF_CLIENT, size, &v);
-	printf(", \"cycles\": {\"messages\": %" PRIu64 ", \"bytes\": %" PRIu64, v.msgs, v.bytes);
+	/* The TSC's rate turns a rate or a latency into cycles per message,
+	 * beside the busy ones (tests/bench/targets.sh). */
+	printf(", \"cycles\": {\"tsc_hz\": %" PRIu64 ", \"messages\": %" PRIu64
+	       ", \"bytes\": %" PRIu64, rte_get_tsc_hz(), v.msgs, v.bytes);
 	for (i = 0; i < RTE_DIM(side_names); i++) {
 		s = &c->side[i];
 		cost_view(c, i, size, &v);

@@ -59,8 +59,9 @@ cycles() {
 }
 
 # json_cycles NAME SIDE: every result of SIDE's JSON has both sides'
-# cycles: busy > 0 with the burst calls within it, the messages both sent,
-# own + port = the whole, under 20 million cycles per message.
+# cycles: the TSC's rate, busy > 0 with the burst calls within it, the
+# messages both sent, own + port = the whole, under 20 million cycles per
+# message.
 json_cycles() {
 	if ! python3 - "$tmp/$1.$2.out" <<'EOF'
 import json, sys
@@ -68,6 +69,7 @@ d = json.load(open(sys.argv[1]))
 for r in d["results"]:
     c = r["cycles"]
     assert c["messages"] > 0 and c["bytes"] == c["messages"] * r["bytes"], c
+    assert 1e8 < c["tsc_hz"] < 1e10, c
     assert c["client"]["sent"] + c["server"]["sent"] == c["messages"], c
     for side in ("client", "server"):
         s = c[side]
