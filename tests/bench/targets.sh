@@ -229,6 +229,58 @@ for side in ("client", "server"):
 row("64 B WRITE, <= 200 own cycles per message on the requester", "droce own cycles/msg",
     cycles("write64", "client", "own_per_msg"), None, 200, False, f=".0f")
 
+def split(run, target):
+    """Where one run's cycles went, per message on the sender (per byte at
+    64 KiB), per typical half round trip of both sides in a latency run:
+    the whole (wall: the TSC's rate over the rate, or the half round trip
+    in TSC cycles), the port's burst calls, the engine's or loop's own,
+    and the rest (the application's verbs calls and loop, idle polls; in
+    a latency run also the frames' transit and their wait to be seen).
+    None without the TSC's rate (droce-perf before it printed it)."""
+    c = run.get("cycles", {}) if run else {}
+    hz = c.get("tsc_hz")
+    if not hz:
+        return None
+    if target == "lat8":
+        wall = run["t_typical"] * hz / 1e6
+        own = c["client"]["own_per_msg"] + c["server"]["own_per_msg"]
+        port = c["client"]["port_per_msg"] + c["server"]["port_per_msg"]
+    elif target == "write64k":
+        wall = hz / (run["bw_average_gbps"] * 1e9 / 8)
+        own, port = c["client"]["own_per_byte"], c["client"]["port_per_byte"]
+    else:
+        wall = hz / (run["msg_rate_mpps"] * 1e6)
+        own, port = c["client"]["own_per_msg"], c["client"]["port_per_msg"]
+    return {"wall": wall, "port": port, "own": own, "rest": wall - port - own}
+
+def split_median(kind, target, key):
+    """A kind's split, the mean of its two runs in each round steady for
+    all three kinds, the median of those rounds; None when none has it."""
+    per_round = []
+    for r in range(1, rounds + 1):
+        if not steady(target, r, key):
+            continue
+        v = [split(res(k, target, r), target) for k in (kind, kind + "2")]
+        v = [x for x in v if x]
+        if v:
+            per_round.append({f: statistics.mean(x[f] for x in v) for f in v[0]})
+    if not per_round:
+        return None
+    return {f: statistics.median(x[f] for x in per_round) for f in per_round[0]}
+
+split_rows = []
+for target, key, text, per, f in (
+        ("write64", "msg_rate_mpps", "64 B WRITE, one WR per post", "message, sender", ".0f"),
+        ("write64list", "msg_rate_mpps", "64 B WRITE, post lists", "message, sender", ".0f"),
+        ("lat8", "t_typical", "8 B WRITE latency", "half round trip, both sides", ".0f"),
+        ("write64k", "bw_average_gbps", "64 KiB WRITE", "byte, sender", ".3f")):
+    kinds = [split_median(k, target, key) for k in ("droce", "ideal", "raw")]
+    if not any(kinds):
+        continue
+    cells = [" / ".join("-" if k is None else format(k[field], f) for k in kinds)
+             for field in ("wall", "port", "own", "rest")]
+    split_rows.append(f"| {text} | {per} | " + " | ".join(cells) + " |")
+
 steady_text = ", ".join(f"{t} {steady_rounds(t, k)}" for t, k in (
     ("write64k", "bw_average_gbps"), ("write64", "msg_rate_mpps"),
     ("write64list", "msg_rate_mpps"), ("lat8", "t_typical")))
@@ -253,6 +305,23 @@ lines = [
     "| target | figure | median | each round | ideal endpoint / raw-L2 | droce / ideal / raw-L2 (medians) | met? |",
     "|---|---|---|---|---|---|---|",
 ] + rows
+if split_rows:
+    lines += [
+        "",
+        "Where the cycles went, droce / ideal endpoint / raw-L2 (medians of the",
+        "same steady rounds, each the mean of a kind's two runs): the whole is the",
+        "TSC's cycles per message at the measured rate (per byte at 64 KiB, per",
+        "typical half round trip in the latency run); the port's are those inside",
+        "its burst calls, own the rest of the busy loop (droce's engine, the",
+        "baselines' own loop), and the rest is spent outside both: the",
+        "application's verbs calls and loop and idle polls, and in the latency run",
+        "the frames' transit through the port and their wait to be seen. A",
+        "bandwidth figure is the sender's; a latency figure adds both sides' busy",
+        "cycles of a message.",
+        "",
+        "| target | cycles per | whole | in the port's burst calls | own | rest |",
+        "|---|---|---|---|---|---|",
+    ] + split_rows
 missing = sorted(f"{k}-{t}-{r}" for k in ("droce", "ideal", "raw", "droce2", "ideal2", "raw2")
                  for t in ("write64k", "write64", "write64list", "lat8")
                  for r in range(1, rounds + 1) if f"{k}-{t}-{r}" not in runs)
