@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by the benchmarks (sweep.sh, compare.sh): two droce-perf
+# Sourced by the benchmarks (sweep.sh, compare.sh, targets.sh, stages.sh): two droce-perf
 # processes over one memif link, one pair per point. bench_setup NAME
 # BUILD_DIR checks what a benchmark needs and sets, besides what
 # pair_setup sets (tmp, pids, tcp_port):
@@ -65,6 +65,18 @@ bench_wait_idle() {
 	done
 	busy_runs=$((busy_runs + 1))
 	(( idle_tries == 0 )) || echo "$bench_name: the machine is busy; measuring anyway" >&2
+}
+
+# bench_targets: issue 12's targets as runs, "NAME|droce-perf options"
+# each, in bench_target_list (with secs and iters): what targets.sh
+# measures side by side and stages.sh splits by stage.
+bench_targets() {
+	bench_target_list=(
+		"write64k|--test write --mode bw -s 65536 -D $secs -m 4096"
+		"write64|--test write --mode bw -s 64 -D $secs -m 4096 -t 128 -Q 100"
+		"write64list|--test write --mode bw -s 64 -D $secs -m 4096 -l 32 -t 512 -Q 32"
+		"lat8|--test write --mode lat -s 8 -n $iters -m 4096"
+	)
 }
 
 # bench_run NAME [perf options...]: a server/client pair (server lcore 0,

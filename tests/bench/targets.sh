@@ -40,8 +40,9 @@
 #   -r  rounds (default 5)
 #   -i  seconds each run waits at most for idle CPUs (default 20; 0: none)
 # Writes OUT_DIR/targets.json (every run's --json output); with DOC
-# (docs/benchmarks.md), also the table between its "<!-- targets:begin -->"
-# and "<!-- targets:end -->" lines. Not part of CI: 24 pairs per round,
+# (docs/benchmarks.md), also the tables between its "<!-- targets:begin -->"
+# and "<!-- targets:end -->" lines: the targets, and where each kind's
+# cycles went (the whole per message, the port's, its own, the rest). Not part of CI: 24 pairs per round,
 # about a minute each round on an idle machine.
 set -euo pipefail
 
@@ -60,16 +61,10 @@ doc=${3:-}
 bench_setup targets "$build"
 mkdir -p "$out"
 
-# name and droce-perf options of each target's runs
-targets=(
-	"write64k|--test write --mode bw -s 65536 -D $secs -m 4096"
-	"write64|--test write --mode bw -s 64 -D $secs -m 4096 -t 128 -Q 100"
-	"write64list|--test write --mode bw -s 64 -D $secs -m 4096 -l 32 -t 512 -Q 32"
-	"lat8|--test write --mode lat -s 8 -n $iters -m 4096"
-)
+bench_targets
 load_start=$(cut -d' ' -f1 /proc/loadavg)
 for (( r = 1; r <= repeats; r++ )); do
-	for t in "${targets[@]}"; do
+	for t in "${bench_target_list[@]}"; do
 		read -r -a opts <<<"${t#*|}"
 		bench_run "droce-${t%%|*}-$r" "${opts[@]}" || true
 		bench_run "ideal-${t%%|*}-$r" --raw-l2 --touch "${opts[@]}" || true
