@@ -196,6 +196,9 @@ rows = []
 def row(target_text, what, vals, floor, goal, above, f=".2f", unit="", figs="-"):
     m = med(vals)
     met = "-" if m is None else ("**yes**" if (m >= goal if above else m <= goal) else "no")
+    # A median that rounds to the goal it misses (or meets) says so.
+    if m is not None and format(m, f) == format(goal, f) and m != goal:
+        met += f" ({m:.3f})"
     fl = med(floor) if floor else None
     rows.append(f"| {target_text} | {what} | {'-' if m is None else format(m, f) + unit} | "
                 f"{fmt(vals, f, unit)} | {'-' if fl is None else format(fl, f) + unit} | "
