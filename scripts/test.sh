@@ -2,8 +2,9 @@
 # Every test: install what is missing, build with warnings as errors and
 # run all suites (unit, e2e), then build again with AddressSanitizer and
 # UBSan (DPDK runs under them) and run those suites again, for the
-# corei7 baseline (the wire and port suites), and with ThreadSanitizer
-# for the tests where threads meet. Ends with
+# corei7 baseline (the wire and port suites), with ThreadSanitizer
+# for the tests where threads meet, and profile-guided (a short training
+# and one run of what it built, counted as one test). Ends with
 # "N passed, N failed"; exits non-zero when anything failed. Run as root
 # on Debian 12. Builds go under $DROCE_BUILD_ROOT (default build/).
 set -uo pipefail
@@ -106,6 +107,14 @@ if bash scripts/build.sh "$root/tsan" --werror -Db_lto=false -Db_sanitize=thread
 		debian-rc-pingpong-4096-e
 else
 	echo "test: $root/tsan does not build" | tee -a "$report" >&2
+	failed=$(( failed + 1 ))
+fi
+
+echo "== $root/pgo: the profile-guided build (scripts/build-pgo.sh -q), its training and a run of what it built"
+if bash scripts/build-pgo.sh -q "$root/pgo" -Dtests=false; then
+	passed=$(( passed + 1 ))
+else
+	echo "FAILED $root/pgo: scripts/build-pgo.sh -q" | tee -a "$report" >&2
 	failed=$(( failed + 1 ))
 fi
 

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# A profile-guided build: build DIR instrumented (meson's b_pgo=generate),
+# run droce-perf over a memif link through the common RC operations, then
+# build DIR again from that profile (b_pgo=use). GCC then lays out the hot
+# paths straight, groups the hot functions and inlines by the counts: a
+# latency round trip's code no longer spreads over more cache lines than
+# the CPU's instruction cache holds (docs/benchmarks.md, "Thirtieth
+# session"). Code the training does not run (UD, XRC, SRQs, memory
+# windows, ...) is compiled as without a profile
+# (-fprofile-partial-training), not for size.
+#
+# The training covers WRITE, SEND, READ and atomics, bandwidth at 64 B,
+# 4 KiB and 64 KiB and latency at 8 B, one QP and post lists; and
+# droce-perf's own baselines (--raw-l2, --raw-l2 --touch) alike, so that
+# droce's comparisons with them stay fair. It needs what the benchmarks
+# need: root, hugepages (scripts/hugepages.sh), two CPUs.
+#
+# Usage: build-pgo.sh [-q] DIR [meson options...]
+#   -q  a short training (seconds, for CI): the profile is thinner
+# The profile stays in DIR: ninja rebuilds with it, and after a change
+# of the sources the functions changed lose their part of it (GCC warns);
+# run this again then.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=false
+if [[ ${1:-} == -q ]]; then
+	quick=true
+	shift
+fi
+dir=${1:?usage: build-pgo.sh [-q] DIR [meson options...]}
+shift
+# The flags of both phases (the first phase ignores those for the second).
+pgo_args="['-fprofile-partial-training', '-Wno-missing-profile']"
+
+setup=(meson setup "$dir" "$@" -Db_pgo=generate "-Dc_args=$pgo_args")
+[[ -f $dir/build.ninja ]] && setup+=(--reconfigure)
+"${setup[@]}" > /dev/null
+# A profile of an earlier build would be merged into this one's.
+find "$dir" -name '*.gcda' -delete
+ninja -C "$dir"
+
+# shellcheck source=tests/common/pair_env.sh
+source tests/common/pair_env.sh
+pair_setup pgo
+perf=$dir/apps/droce-perf/droce-perf
+secs=2 iters=20000
+$quick && secs=1 iters=2000
+
+# train NAME OPTIONS...: one droce-perf pair (server on CPU 0, client on
+# client_cpu) over memif; fails when either side does.
+train() {
+	local name=$1 vdev="socket=$tmp/memif.sock,socket-abstract=no,bsize=4352" s i rc=0
+	shift
+	echo "build-pgo: training: $name" >&2
+	rm -f "$tmp/memif.sock"
+	timeout 120 "$perf" -l 0 $mem --no-pci --no-telemetry --vdev="net_memif0,role=server,$vdev" \
+		-- -p "$tcp_port" --ip 10.0.0.1/24 --mac 02:00:00:00:00:01 "$@" > "$tmp/server.out" 2>&1 &
+	s=$!
+	pids=("$s")
+	for (( i = 0; i < 300; i++ )); do
+		[[ -S $tmp/memif.sock ]] && break
+		sleep 0.05
+	done
+	timeout 120 "$perf" -l "$client_cpu" $mem --no-pci --no-telemetry \
+		--vdev="net_memif0,role=client,$vdev" -- -p "$tcp_port" --ip 10.0.0.2/24 \
+		--mac 02:00:00:00:00:02 "$@" 127.0.0.1 > "$tmp/client.out" 2>&1 || rc=1
+	wait "$s" || rc=1
+	pids=()
+	if (( rc != 0 )); then
+		echo "build-pgo: the training run $name failed:" >&2
+		pair_show "$name" >&2
+		exit 1
+	fi
+}
+
+for test in write send read atomic; do
+	sizes=(64 4096 65536)
+	[[ $test == atomic ]] && sizes=(8)
+	for size in "${sizes[@]}"; do
+		train "$test-bw-$size" --test "$test" --mode bw -s "$size" -D "$secs" -m 4096
+	done
+	train "$test-lat" --test "$test" --mode lat -s 8 -n "$iters" -m 4096
+done
+train write-bw-64-window --test write --mode bw -s 64 -D "$secs" -m 4096 -t 128 -Q 100
+train write-bw-64-lists --test write --mode bw -s 64 -D "$secs" -m 4096 -l 32 -t 512 -Q 32
+for base in "--raw-l2" "--raw-l2 --touch"; do
+	read -r -a b <<<"$base"
+	for size in 64 65536; do
+		train "write-bw-$size$base" --test write --mode bw -s "$size" -D "$secs" -m 4096 "${b[@]}"
+	done
+	train "write-lat$base" --test write --mode lat -s 8 -n "$iters" -m 4096 "${b[@]}"
+done
+
+meson configure "$dir" -Db_pgo=use > /dev/null
+ninja -C "$dir"
+# What was built from the profile runs.
+train check-write-lat --test write --mode lat -s 8 -n "$iters" -m 4096
+echo "build-pgo: $dir is built from its profile"
