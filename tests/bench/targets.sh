@@ -42,8 +42,9 @@
 # Writes OUT_DIR/targets.json (every run's --json output); with DOC
 # (docs/benchmarks.md), also the tables between its "<!-- targets:begin -->"
 # and "<!-- targets:end -->" lines: the targets, and where each kind's
-# cycles went (the whole per message, the port's, its own, the rest). Not part of CI: 24 pairs per round,
-# about a minute each round on an idle machine.
+# cycles went (the whole per message, the port's, its own, the rest).
+# Not part of CI: 24 pairs per round, about a minute each round on an
+# idle machine.
 set -euo pipefail
 
 # shellcheck source=tests/bench/bench_env.sh
@@ -261,10 +262,10 @@ def split_median(kind, target, key):
         v = [split(res(k, target, r), target) for k in (kind, kind + "2")]
         v = [x for x in v if x]
         if v:
-            per_round.append({f: statistics.mean(x[f] for x in v) for f in v[0]})
+            per_round.append({part: statistics.mean(x[part] for x in v) for part in v[0]})
     if not per_round:
         return None
-    return {f: statistics.median(x[f] for x in per_round) for f in per_round[0]}
+    return {part: statistics.median(x[part] for x in per_round) for part in per_round[0]}
 
 split_rows = []
 for target, key, text, per, f in (
