@@ -48,6 +48,7 @@ opts() {
 	point_opts=(--test "${1%%:*}" --mode bw -s "${1##*:}" -D "$secs" -m 4096)
 }
 
+# Every point is checked before the first run.
 for p in "${points[@]}"; do
 	opts "$p"
 done
