@@ -44,6 +44,7 @@ ninja -C "$dir"
 source tests/common/pair_env.sh
 pair_setup pgo
 perf=$dir/apps/droce-perf/droce-perf
+read -r -a eal_mem <<<"$mem"
 secs=2 iters=20000
 $quick && secs=1 iters=2000
 
@@ -54,7 +55,7 @@ train() {
 	shift
 	echo "build-pgo: training: $name" >&2
 	rm -f "$tmp/memif.sock"
-	timeout 120 "$perf" -l 0 $mem --no-pci --no-telemetry --vdev="net_memif0,role=server,$vdev" \
+	timeout 120 "$perf" -l 0 "${eal_mem[@]}" --no-pci --no-telemetry --vdev="net_memif0,role=server,$vdev" \
 		-- -p "$tcp_port" --ip 10.0.0.1/24 --mac 02:00:00:00:00:01 "$@" > "$tmp/server.out" 2>&1 &
 	s=$!
 	pids=("$s")
@@ -62,7 +63,7 @@ train() {
 		[[ -S $tmp/memif.sock ]] && break
 		sleep 0.05
 	done
-	timeout 120 "$perf" -l "$client_cpu" $mem --no-pci --no-telemetry \
+	timeout 120 "$perf" -l "$client_cpu" "${eal_mem[@]}" --no-pci --no-telemetry \
 		--vdev="net_memif0,role=client,$vdev" -- -p "$tcp_port" --ip 10.0.0.2/24 \
 		--mac 02:00:00:00:00:02 "$@" 127.0.0.1 > "$tmp/client.out" 2>&1 || rc=1
 	wait "$s" || rc=1
