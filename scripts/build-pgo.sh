@@ -40,39 +40,18 @@ setup=(meson setup "$dir" "$@" -Db_pgo=generate "-Dc_args=$pgo_args")
 find "$dir" -name '*.gcda' -delete
 ninja -C "$dir"
 
-# shellcheck source=tests/common/pair_env.sh
-source tests/common/pair_env.sh
-pair_setup pgo
-perf=$dir/apps/droce-perf/droce-perf
-read -r -a eal_mem <<<"$mem"
+# shellcheck source=tests/bench/bench_env.sh
+source tests/bench/bench_env.sh
+# Training, not measuring: no wait for idle CPUs.
+idle_tries=0
+bench_pairs build-pgo "$dir"
 secs=2 iters=20000
 $quick && secs=1 iters=2000
 
-# train NAME OPTIONS...: one droce-perf pair (server on CPU 0, client on
-# client_cpu) over memif; fails when either side does.
+# train NAME OPTIONS...: one droce-perf pair over memif (bench_run); a
+# run that fails stops the build.
 train() {
-	local name=$1 vdev="socket=$tmp/memif.sock,socket-abstract=no,bsize=4352" s i rc=0
-	shift
-	echo "build-pgo: training: $name" >&2
-	rm -f "$tmp/memif.sock"
-	timeout 120 "$perf" -l 0 "${eal_mem[@]}" --no-pci --no-telemetry --vdev="net_memif0,role=server,$vdev" \
-		-- -p "$tcp_port" --ip 10.0.0.1/24 --mac 02:00:00:00:00:01 "$@" > "$tmp/server.out" 2>&1 &
-	s=$!
-	pids=("$s")
-	for (( i = 0; i < 300; i++ )); do
-		[[ -S $tmp/memif.sock ]] && break
-		sleep 0.05
-	done
-	timeout 120 "$perf" -l "$client_cpu" "${eal_mem[@]}" --no-pci --no-telemetry \
-		--vdev="net_memif0,role=client,$vdev" -- -p "$tcp_port" --ip 10.0.0.2/24 \
-		--mac 02:00:00:00:00:02 "$@" 127.0.0.1 > "$tmp/client.out" 2>&1 || rc=1
-	wait "$s" || rc=1
-	pids=()
-	if (( rc != 0 )); then
-		echo "build-pgo: the training run $name failed:" >&2
-		pair_show "$name" >&2
-		exit 1
-	fi
+	bench_run "$@" || { echo "build-pgo: the training run $1 failed" >&2; exit 1; }
 }
 
 for test in write send read atomic; do
@@ -88,11 +67,14 @@ train write-bw-64-lists --test write --mode bw -s 64 -D "$secs" -m 4096 -l 32 -t
 for base in "--raw-l2" "--raw-l2 --touch"; do
 	read -r -a b <<<"$base"
 	for size in 64 65536; do
-		train "write-bw-$size$base" --test write --mode bw -s "$size" -D "$secs" -m 4096 "${b[@]}"
+		train "write-bw-$size${base// /}" --test write --mode bw -s "$size" -D "$secs" -m 4096 "${b[@]}"
 	done
-	train "write-lat$base" --test write --mode lat -s 8 -n "$iters" -m 4096 "${b[@]}"
+	train "write-lat${base// /}" --test write --mode lat -s 8 -n "$iters" -m 4096 "${b[@]}"
 done
 
+# No profile would leave the second build as the first but silent.
+[[ -n $(find "$dir" -name '*.gcda' -print -quit) ]] ||
+	{ echo "build-pgo: the training left no profile in $dir" >&2; exit 1; }
 meson configure "$dir" -Db_pgo=use > /dev/null
 ninja -C "$dir"
 # What was built from the profile runs.

@@ -37,10 +37,16 @@ bench_opts() {
 }
 
 bench_setup() {
+	command -v gnuplot >/dev/null || { echo "$1: gnuplot is missing" >&2; exit 1; }
+	bench_pairs "$@"
+}
+
+# bench_pairs NAME BUILD_DIR: what bench_run needs, without the plots'
+# gnuplot (scripts/build-pgo.sh trains with bench_run).
+bench_pairs() {
 	bench_name=$1
 	exe=$2/apps/droce-perf/droce-perf
 	[[ -x $exe ]] || { echo "$bench_name: $exe is not built" >&2; exit 1; }
-	command -v gnuplot >/dev/null || { echo "$bench_name: gnuplot is missing" >&2; exit 1; }
 	mountpoint -q /dev/hugepages ||
 		{ echo "$bench_name: no hugepages: run scripts/hugepages.sh" >&2; exit 1; }
 	pair_setup "$bench_name"
