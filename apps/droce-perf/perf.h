@@ -186,6 +186,10 @@ struct perf_side_cycles {
 	uint64_t tx_burst;
 	uint64_t sent;
 	uint64_t skipped;            /* steps left out: the process lost its CPU in them */
+	/* Frames the side's port sent and received in the measurement: the
+	 * messages' own and the rest (ACKs, READ responses, ARP), which the
+	 * busy cycles also pay for. */
+	uint64_t tx_frames, rx_frames;
 	struct perf_stages stages;
 	struct perf_side_cc cc;
 };

@@ -313,12 +313,14 @@ perf_oob_swap_cycles(struct perf_oob *b, const struct perf_opts *o,
 	char line[256];
 
 	cost->side[o->server ? PERF_SERVER : PERF_CLIENT] = *mine;
-	if (perf_oob_send(b, "CYCLES %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
-			  mine->busy, mine->rx_burst, mine->tx_burst, mine->sent, mine->skipped) != 0 ||
+	if (perf_oob_send(b, "CYCLES %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+			  " %" PRIu64 " %" PRIu64, mine->busy, mine->rx_burst, mine->tx_burst,
+			  mine->sent, mine->skipped, mine->tx_frames, mine->rx_frames) != 0 ||
 	    perf_oob_recv(b, line, sizeof(line), idle, arg) != 0)
 		return -1;
-	if (sscanf(line, "CYCLES %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
-		   &peer->busy, &peer->rx_burst, &peer->tx_burst, &peer->sent, &peer->skipped) != 5) {
+	if (sscanf(line, "CYCLES %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+		   " %" SCNu64 " %" SCNu64, &peer->busy, &peer->rx_burst, &peer->tx_burst,
+		   &peer->sent, &peer->skipped, &peer->tx_frames, &peer->rx_frames) != 7) {
 		fprintf(stderr, PERF_NAME ": bad cycles line from the peer: '%s'\n", line);
 		return -1;
 	}

@@ -472,6 +472,7 @@ raw_push(struct raw *w, struct raw_tx *t)
 
 	if (k > 0)
 		raw_count(w, t0, k, &w->cyc.tx_burst, rte_rdtsc() - t0);
+	w->cyc.tx_frames += k;
 	if (k < t->n)
 		memmove(t->pkts, t->pkts + k, (t->n - k) * sizeof(t->pkts[0]));
 	t->n -= k;
@@ -501,6 +502,7 @@ raw_receive(struct raw *w, struct raw_rx *x, uint64_t *stamps, uint64_t max_stam
 	if (n == 0)
 		return 0;
 	now = rte_rdtsc();
+	w->cyc.rx_frames += n;
 
 	for (i = 0; i < n; i++) {
 		const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m[i], const struct rte_ether_hdr *);

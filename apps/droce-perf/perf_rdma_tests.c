@@ -239,6 +239,8 @@ cycles_swap(struct rdma *r, const struct cycles_mark *m0, uint64_t sent,
 	mine.rx_burst = b->rx_burst_cycles - a->rx_burst_cycles;
 	mine.tx_burst = b->tx_burst_cycles - a->tx_burst_cycles;
 	mine.skipped = b->long_iterations - a->long_iterations;
+	mine.tx_frames = m1.dev.port.tx_frames - m0->dev.port.tx_frames;
+	mine.rx_frames = m1.dev.port.rx_frames - m0->dev.port.rx_frames;
 	stages_delta(&m0->dev, &m1.dev, &mine.stages);
 	cc_delta(r, &m0->dev, &m1.dev, &mine.cc);
 	cost->stage_names = stage_names;

@@ -360,6 +360,7 @@ struct cost_view {
 	uint64_t msgs, bytes;
 	double per_msg, own_per_msg, port_per_msg;
 	double per_byte, own_per_byte, port_per_byte;
+	double tx_frames_per_msg, rx_frames_per_msg;
 };
 
 static void
@@ -375,6 +376,8 @@ cost_view(const struct perf_cost *c, unsigned side, uint64_t size, struct cost_v
 		v->per_msg = (double)s->busy / (double)v->msgs;
 		v->port_per_msg = port / (double)v->msgs;
 		v->own_per_msg = v->per_msg - v->port_per_msg;
+		v->tx_frames_per_msg = (double)s->tx_frames / (double)v->msgs;
+		v->rx_frames_per_msg = (double)s->rx_frames / (double)v->msgs;
 	}
 	if (v->bytes > 0) {
 		v->per_byte = (double)s->busy / (double)v->bytes;
@@ -438,8 +441,9 @@ print_cost(const struct perf_opts *o, const struct perf_cost *c, uint64_t size)
 	for (i = 0; i < RTE_DIM(side_names); i++) {
 		cost_view(c, i, size, &v);
 		printf("   cycles %s: %10.1f/msg (own %10.1f + port %10.1f)  %8.4f/B "
-		       "(own %8.4f + port %8.4f)", side_names[i], v.per_msg, v.own_per_msg,
-		       v.port_per_msg, v.per_byte, v.own_per_byte, v.port_per_byte);
+		       "(own %8.4f + port %8.4f)  frames/msg tx %.3f rx %.3f", side_names[i],
+		       v.per_msg, v.own_per_msg, v.port_per_msg, v.per_byte, v.own_per_byte,
+		       v.port_per_byte, v.tx_frames_per_msg, v.rx_frames_per_msg);
 		if (c->side[i].skipped > 0)
 			printf("  [%" PRIu64 " preempted left out]", c->side[i].skipped);
 		printf("\n");
@@ -523,9 +527,12 @@ json_cost(const struct perf_opts *o, const struct perf_cost *c, uint64_t size)
 		       ", \"tx_burst\": %" PRIu64 ", \"sent\": %" PRIu64 ", \"skipped\": %" PRIu64
 		       ", \"per_msg\": %.3f"
 		       ", \"own_per_msg\": %.3f, \"port_per_msg\": %.3f, \"per_byte\": %.6f"
-		       ", \"own_per_byte\": %.6f, \"port_per_byte\": %.6f", side_names[i], s->busy,
-		       s->rx_burst, s->tx_burst, s->sent, s->skipped, v.per_msg, v.own_per_msg, v.port_per_msg,
-		       v.per_byte, v.own_per_byte, v.port_per_byte);
+		       ", \"own_per_byte\": %.6f, \"port_per_byte\": %.6f"
+		       ", \"tx_frames\": %" PRIu64 ", \"rx_frames\": %" PRIu64
+		       ", \"tx_frames_per_msg\": %.4f, \"rx_frames_per_msg\": %.4f", side_names[i],
+		       s->busy, s->rx_burst, s->tx_burst, s->sent, s->skipped, v.per_msg, v.own_per_msg,
+		       v.port_per_msg, v.per_byte, v.own_per_byte, v.port_per_byte, s->tx_frames,
+		       s->rx_frames, v.tx_frames_per_msg, v.rx_frames_per_msg);
 		json_stages(c, &s->stages, &v);
 		printf("}");
 	}

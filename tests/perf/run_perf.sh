@@ -61,7 +61,10 @@ cycles() {
 # json_cycles NAME SIDE: every result of SIDE's JSON has both sides'
 # cycles: the TSC's rate, busy > 0 with the burst calls within it, the
 # messages both sent, own + port = the whole, under 20 million cycles per
-# message.
+# message; and the frames each side's port moved: at least a frame for
+# each message it sent, and on the lossless memif link a frame received
+# for each message the peer sent, each count over all messages as its
+# per_msg.
 json_cycles() {
 	if ! python3 - "$tmp/$1.$2.out" <<'EOF'
 import json, sys
@@ -77,6 +80,11 @@ for r in d["results"]:
         assert 0 < s["per_msg"] < 2e7 and s["own_per_msg"] >= 0 and s["port_per_msg"] >= 0, (side, s)
         assert abs(s["per_msg"] - s["own_per_msg"] - s["port_per_msg"]) < 1e-2 * s["per_msg"], (side, s)
         assert abs(s["per_byte"] * r["bytes"] - s["per_msg"]) <= 1e-3 * s["per_msg"] + 1e-3, (side, s)
+        peer = c["server" if side == "client" else "client"]
+        assert s["tx_frames"] >= s["sent"] and s["rx_frames"] >= peer["sent"], (side, s, peer)
+        for k in ("tx", "rx"):
+            assert abs(s[k + "_frames_per_msg"] * c["messages"] - s[k + "_frames"]) <= \
+                1e-3 * s[k + "_frames"] + 1, (side, k, s)
 EOF
 	then
 		fail "$1 ($2): the cycles in the JSON are missing or insane"
