@@ -234,23 +234,35 @@ def split(run, target):
     the whole (wall: the TSC's rate over the rate, or the half round trip
     in TSC cycles), the port's burst calls, the engine's or loop's own,
     and the rest (the application's verbs calls and loop, idle polls; in
-    a latency run also the frames' transit and their wait to be seen).
-    None without the TSC's rate (droce-perf before it printed it)."""
+    a latency run also the frames' transit and their wait to be seen);
+    and the frames the sender's port sent and received per message (both
+    sides' sent per half round trip in a latency run: the answers and
+    their ACKs). None without the TSC's rate (droce-perf before it
+    printed it); no frames without their counts (before the thirty-first
+    session)."""
     c = run.get("cycles", {}) if run else {}
     hz = c.get("tsc_hz")
     if not hz:
         return None
+    cl, sv = c["client"], c["server"]
     if target == "lat8":
         wall = run["t_typical"] * hz / 1e6
-        own = c["client"]["own_per_msg"] + c["server"]["own_per_msg"]
-        port = c["client"]["port_per_msg"] + c["server"]["port_per_msg"]
+        own = cl["own_per_msg"] + sv["own_per_msg"]
+        port = cl["port_per_msg"] + sv["port_per_msg"]
     elif target == "write64k":
         wall = hz / (run["bw_average_gbps"] * 1e9 / 8)
-        own, port = c["client"]["own_per_byte"], c["client"]["port_per_byte"]
+        own, port = cl["own_per_byte"], cl["port_per_byte"]
     else:
         wall = hz / (run["msg_rate_mpps"] * 1e6)
-        own, port = c["client"]["own_per_msg"], c["client"]["port_per_msg"]
-    return {"wall": wall, "port": port, "own": own, "rest": wall - port - own}
+        own, port = cl["own_per_msg"], cl["port_per_msg"]
+    split = {"wall": wall, "port": port, "own": own, "rest": wall - port - own}
+    if "tx_frames_per_msg" in cl:
+        if target == "lat8":
+            split["out"] = cl["tx_frames_per_msg"] + sv["tx_frames_per_msg"]
+            split["in"] = cl["rx_frames_per_msg"] + sv["rx_frames_per_msg"]
+        else:
+            split["out"], split["in"] = cl["tx_frames_per_msg"], cl["rx_frames_per_msg"]
+    return split
 
 def split_median(kind, target, key):
     """A kind's split, the mean of its two runs in each round steady for
@@ -262,10 +274,12 @@ def split_median(kind, target, key):
         v = [split(res(k, target, r), target) for k in (kind, kind + "2")]
         v = [x for x in v if x]
         if v:
-            per_round.append({part: statistics.mean(x[part] for x in v) for part in v[0]})
+            parts = set.intersection(*(set(x) for x in v))
+            per_round.append({part: statistics.mean(x[part] for x in v) for part in parts})
     if not per_round:
         return None
-    return {part: statistics.median(x[part] for x in per_round) for part in per_round[0]}
+    parts = set.intersection(*(set(x) for x in per_round))
+    return {part: statistics.median(x[part] for x in per_round) for part in parts}
 
 split_rows = []
 for target, key, text, per, f in (
@@ -278,6 +292,8 @@ for target, key, text, per, f in (
         continue
     cells = [" / ".join("-" if k is None else format(k[field], f) for k in kinds)
              for field in ("wall", "port", "own", "rest")]
+    cells.append(" / ".join(f"{k['out']:.2f} + {k['in']:.3f}" if k and "out" in k else "-"
+                            for k in kinds))
     split_rows.append(f"| {text} | {per} | " + " | ".join(cells) + " |")
 
 steady_text = ", ".join(f"{t} {steady_rounds(t, k)}" for t, k in (
@@ -316,10 +332,12 @@ if split_rows:
         "application's verbs calls and loop and idle polls, and in the latency run",
         "the frames' transit through the port and their wait to be seen. A",
         "bandwidth figure is the sender's; a latency figure adds both sides' busy",
-        "cycles of a message.",
+        "cycles of a message. The frames are those the sender's port sent + received",
+        "per message (in the latency run, both sides' per half round trip): what",
+        "the cycles paid for beyond the messages' own frames, such as ACKs.",
         "",
-        "| target | cycles per | whole | in the port's burst calls | own | rest |",
-        "|---|---|---|---|---|---|",
+        "| target | cycles per | whole | in the port's burst calls | own | rest | frames out + in |",
+        "|---|---|---|---|---|---|---|",
     ] + split_rows
 missing = sorted(f"{k}-{t}-{r}" for k in ("droce", "ideal", "raw", "droce2", "ideal2", "raw2")
                  for t in ("write64k", "write64", "write64list", "lat8")
