@@ -255,14 +255,14 @@ def split(run, target):
     else:
         wall = hz / (run["msg_rate_mpps"] * 1e6)
         own, port = cl["own_per_msg"], cl["port_per_msg"]
-    split = {"wall": wall, "port": port, "own": own, "rest": wall - port - own}
+    parts = {"wall": wall, "port": port, "own": own, "rest": wall - port - own}
     if "tx_frames_per_msg" in cl:
         if target == "lat8":
-            split["out"] = cl["tx_frames_per_msg"] + sv["tx_frames_per_msg"]
-            split["in"] = cl["rx_frames_per_msg"] + sv["rx_frames_per_msg"]
+            parts["out"] = cl["tx_frames_per_msg"] + sv["tx_frames_per_msg"]
+            parts["in"] = cl["rx_frames_per_msg"] + sv["rx_frames_per_msg"]
         else:
-            split["out"], split["in"] = cl["tx_frames_per_msg"], cl["rx_frames_per_msg"]
-    return split
+            parts["out"], parts["in"] = cl["tx_frames_per_msg"], cl["rx_frames_per_msg"]
+    return parts
 
 def split_median(kind, target, key):
     """A kind's split, the mean of its two runs in each round steady for

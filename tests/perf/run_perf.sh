@@ -8,7 +8,9 @@
 # exit codes, the result table's header and a data row with the size, and
 # --json (python3 -m json.tool, and one result per size) are checked; the
 # cycles of both sides (droce, the ideal endpoint of --raw-l2 --touch, and
-# raw-L2) are there, non-zero and sane; then droce-perf --demo runs once,
+# raw-L2) are there, non-zero and sane, and so are the frames each side's
+# port moved (exact where a message's frames are known); then droce-perf
+# --demo runs once,
 # short. Exits 0 when every check passes.
 set -uo pipefail
 
@@ -89,6 +91,26 @@ EOF
 	then
 		fail "$1 ($2): the cycles in the JSON are missing or insane"
 		cat "$tmp/$1.$2.out" >&2
+	fi
+}
+
+# json_frames NAME SIDE WHO DIR [N]: in every result of SIDE's JSON, WHO's
+# port moved (DIR: tx or rx) N frames per message, within 1 % (ARP may add
+# a few); without N the row's own frames_per_msg (raw-L2). Where the
+# frames of a message are known, a count that is off (twice, or the
+# other direction's) fails here, not only one that is short.
+json_frames() {
+	if ! python3 - "$tmp/$1.$2.out" "$3" "$4" "${5:-}" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+who, way, n = sys.argv[2], sys.argv[3], sys.argv[4]
+for r in d["results"]:
+    want = float(n) if n else r["frames_per_msg"]
+    got = r["cycles"][who][way + "_frames_per_msg"]
+    assert want <= got <= want * 1.01, (r["bytes"], who, way, got, want)
+EOF
+	then
+		fail "$1 ($2): the $3's $4 frames per message are not ${5:-frames_per_msg}"
 	fi
 }
 
@@ -281,15 +303,18 @@ fi
 
 # --json: one document, one result per size.
 pair json-bw --json --test write -n 1000 -s 4096 && json json-bw client 1 &&
-	json_cycles json-bw client && json_cc json-bw client
+	json_cycles json-bw client && json_cc json-bw client &&
+	json_frames json-bw client client tx 1 && json_frames json-bw client server rx 1
 pair json-lat --json --test send --mode lat -n 1000 -s 8 && json json-lat client 1 &&
 	json json-lat server 1 && json_cycles json-lat server
 pair json-read --json --test read -n 1000 -s 65536 && json json-read client 1 &&
-	json_cycles json-read client
+	json_cycles json-read client && json_frames json-read client server tx 16 &&
+	json_frames json-read client client rx 16
 pair json-raw --json --raw-l2 --mode bw -n 1000 -s 4096 -a && json json-raw client 23 &&
 	json_cycles json-raw client
 pair json-touch --json --raw-l2 --touch --mode bw -n 1000 -s 4096 -a &&
-	json json-touch client 23 && json_cycles json-touch client
+	json json-touch client 23 && json_cycles json-touch client &&
+	json_frames json-touch client client tx && json_frames json-touch client server rx
 
 # A server and a client that run different tests: both stop, and say why.
 runs=$((runs + 1))
