@@ -18,14 +18,18 @@
  * payload once into the frame, reading it from a source buffer as a NIC
  * DMA-reads a registered MR (raw-L2 has no zero copy), and computes a
  * CRC32 over what an ICRC covers: the headers after Ethernet and the
- * payload (the Ethernet CRC the ICRC is, with droce_crc32(), as droce
- * computes it; the ICRC's masking and its eight bytes of 0xff in place of
- * the LRH, a constant, are left out). The receiver checks the CRC and
- * copies the payload into a destination buffer at the offset the frame
- * names, while the frame is hot in cache. Both copies are droce_copy()'s,
- * as droce's are, the sender's copy and CRC are one pass where droce's
- * are (droce_copy_crc32()), and the receiver's copy is made beside the
- * next frame's check where droce's is (droce_crc32_beside()). In a
+ * payload (the Ethernet CRC the ICRC is, with droce's CRC functions, as
+ * droce computes it; the ICRC's masking and its eight bytes of 0xff in
+ * place of the LRH, a constant, are left out). The receiver checks the
+ * CRC and copies the payload into a destination buffer at the offset the
+ * frame names, while the frame is hot in cache. Both copies are
+ * droce_copy()'s, as droce's are; the sender's copy and CRC are one pass
+ * where droce's are (droce_copy_crc32()), and a short frame's CRC is
+ * computed when its burst is built, four frames side by side where the
+ * CPU can (droce_crc32_masked4()), as droce's flush seals its burst; the
+ * receiver checks a burst's short frames four at a time first, as droce's
+ * engine does, and the other frames' copies are made beside the next
+ * frame's check where droce's are (droce_crc32_beside()). In a
  * latency run each side also acknowledges every message it received, as
  * a reliable connection must before its requester may complete the
  * WRITE: an ACK frame (headers and an AETH, CRC'd) goes out in the same
@@ -52,6 +56,7 @@
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
+#include <rte_memcpy.h>
 
 #include "droce_port.h"
 #include "droce_wire.h"
@@ -231,6 +236,20 @@ raw_exchange_mac(struct raw *w)
 	return 0;
 }
 
+/* The header after Ethernet of a frame of the peer's, or NULL: a port
+ * may also hand back our own. */
+static __rte_always_inline const struct raw_hdr *
+raw_ours(const struct raw *w, const struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+
+	if (rte_pktmbuf_data_len(m) < sizeof(*eh) + sizeof(struct raw_hdr) ||
+	    eh->ether_type != rte_cpu_to_be_16(RAW_ETHERTYPE) ||
+	    !rte_is_same_ether_addr(&eh->src_addr, &w->peer))
+		return NULL;
+	return (const struct raw_hdr *)(eh + 1);
+}
+
 /* ---- --touch ---- */
 
 /* The bytes a frame's CRC covers start after its Ethernet header. */
@@ -240,31 +259,109 @@ raw_exchange_mac(struct raw *w)
  * from a template, and so does the ideal endpoint. */
 static const uint8_t touch_hdr_fill[ROCE_HDRS + ROCE_RETH];
 
-/* Sending: the rest of the headers written, the payload's one copy from
- * the source buffer into the frame, and the CRC of the headers and the
- * payload after it; a long payload's copy and CRC in one pass where
- * droce's requester makes one (droce_copy_crc32()). */
+/* The CRC @p crc into the frame whose span (from TOUCH_SPAN_OFF) at
+ * @p span is @p len bytes: right after it. */
 static void
+touch_crc_put(uint8_t *span, uint32_t len, uint32_t crc)
+{
+	crc = rte_cpu_to_le_32(crc);
+	memcpy(span + len, &crc, sizeof(crc));
+}
+
+/* Sending: the rest of the headers written and the payload's one copy
+ * from the source buffer into the frame; a long payload's copy and CRC in
+ * one pass where droce's requester makes one (droce_copy_crc32()). Other
+ * frames' CRCs are left to touch_seal(), as droce's requester leaves its
+ * frames' ICRCs to the flush. @return true when the CRC is written. */
+static bool
 touch_tx(const struct raw *w, uint64_t size, unsigned index, uint8_t *frame)
 {
 	unsigned off = frame_payload_off(index), len = frame_payload(size, w->mtu, index);
 	unsigned hdr = RTE_ETHER_HDR_LEN + sizeof(struct raw_hdr);
 	const uint8_t *src = w->src + (uint64_t)index * w->mtu;
 	uint8_t *span = frame + TOUCH_SPAN_OFF;
-	bool done = false;
-	uint32_t crc = 0;
+	uint32_t crc;
 
-	memcpy(frame + hdr, touch_hdr_fill, off - hdr);
-	if (len >= DROCE_COPY_CRC_MIN) {
-		crc = droce_crc32(span, off - TOUCH_SPAN_OFF);
-		done = droce_copy_crc32(frame + off, src, len, &crc);
+	/* A constant length, the first frame's RETH's place included, which a
+	 * later frame's payload covers: a copy of each frame's own length was
+	 * a `rep movs`, some 20 cycles a frame (droce's template is one
+	 * 64-byte store). */
+	memcpy(frame + hdr, touch_hdr_fill, sizeof(touch_hdr_fill) - hdr);
+	if (len < DROCE_COPY_CRC_MIN) {
+		/* inline, as droce's requester copies a short payload into a
+		 * new frame (droce_tx_payload_short()) */
+		rte_memcpy(frame + off, src, len);
+		return false;
 	}
-	if (!done) {
-		droce_copy(frame + off, src, len);
-		crc = droce_crc32(span, off - TOUCH_SPAN_OFF + len);
+	crc = droce_crc32(span, off - TOUCH_SPAN_OFF);
+	if (droce_copy_crc32(frame + off, src, len, &crc)) {
+		touch_crc_put(span, off - TOUCH_SPAN_OFF + len, crc);
+		return true;
 	}
-	crc = rte_cpu_to_le_32(crc);
-	memcpy(frame + off + len, &crc, sizeof(crc));
+	droce_copy(frame + off, src, len);
+	return false;
+}
+
+/* No bits set: droce_crc32_masked4() as four droce_crc32()s. */
+static const struct droce_crc_mask touch_no_mask;
+
+/* The span a built frame's CRC covers, its length in *@p len. */
+static uint8_t *
+touch_span(struct rte_mbuf *m, uint32_t *len)
+{
+	*len = rte_pktmbuf_data_len(m) - TOUCH_SPAN_OFF - ROCE_ICRC;
+	return rte_pktmbuf_mtod_offset(m, uint8_t *, TOUCH_SPAN_OFF);
+}
+
+/* The CRCs of the @p k frames whose spans are @p span, one by one. */
+static void
+touch_seal_each(uint8_t *const *span, const uint32_t *len, unsigned k)
+{
+	unsigned i;
+
+	for (i = 0; i < k; i++)
+		touch_crc_put(span[i], len[i], droce_crc32(span[i], len[i]));
+}
+
+/* Write the CRCs of the frames of @p pkts whose bits @p which has, once
+ * they are all built, as droce's flush seals its burst
+ * (droce_hdr_tmpl_seal_burst()): short frames of one length four side by
+ * side where the CPU computes them so, the others one by one, and a
+ * latency run's one or two frames one by one. */
+static void
+touch_seal(struct rte_mbuf *const *pkts, uint64_t which)
+{
+	bool wide = __builtin_popcountll(which) >= 4 && droce_crc32_masked4_wide();
+	uint8_t *span[4];
+	uint32_t len[4], crc[4];
+	unsigned k = 0;
+
+	for (; which != 0; which &= which - 1) {
+		uint32_t l;
+		uint8_t *s = touch_span(pkts[rte_bsf64(which)], &l);
+
+		if (!wide || l >= DROCE_CRC_MASKED_MAX) {
+			touch_seal_each(&s, &l, 1);
+			continue;
+		}
+		if (k > 0 && l != len[0]) {
+			touch_seal_each(span, len, k);
+			k = 0;
+		}
+		span[k] = s;
+		len[k] = l;
+		if (++k == 4) {
+			const uint8_t *p[4] = { span[0], span[1], span[2], span[3] };
+
+			droce_crc32_masked4(p, l, &touch_no_mask, crc);
+			touch_crc_put(span[0], l, crc[0]);
+			touch_crc_put(span[1], l, crc[1]);
+			touch_crc_put(span[2], l, crc[2]);
+			touch_crc_put(span[3], l, crc[3]);
+			k = 0;
+		}
+	}
+	touch_seal_each(span, len, k);
 }
 
 /* One pass over @p len bytes of @p m from @p off, segment by segment
@@ -298,6 +395,24 @@ payload_pass(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint8_t *dst)
 	return crc;
 }
 
+/* Where frame @p m's payload lies: at *@p off in the frame, *@p len
+ * bytes (an ACK has none), for *@p moff of the destination buffer.
+ * @return false for a frame too short for its headers, or whose payload
+ * would not fit the buffer. */
+static __rte_always_inline bool
+touch_where(const struct raw *w, const struct rte_mbuf *m, const struct raw_hdr *h,
+	    uint32_t *off, uint32_t *len, uint32_t *moff)
+{
+	bool ack = h->frames == 0;
+
+	*off = ack ? ROCE_HDRS + ROCE_AETH : frame_payload_off(rte_be_to_cpu_16(h->frame));
+	*moff = rte_be_to_cpu_32(h->offset);
+	if (rte_pktmbuf_pkt_len(m) < *off + ROCE_ICRC)
+		return false;
+	*len = rte_pktmbuf_pkt_len(m) - *off - ROCE_ICRC;
+	return ack ? *len == 0 : *moff <= w->buf_len && *len <= w->buf_len - *moff;
+}
+
 /* Receiving: check the CRC of the headers and the payload, then copy the
  * payload into the destination buffer at the offset the frame names,
  * while the frame is hot in cache (an ACK has none). A frame that fails
@@ -310,15 +425,10 @@ static bool
 touch_rx(const struct raw *w, const struct rte_mbuf *m, const struct raw_hdr *h,
 	 struct droce_side_copy *side)
 {
-	bool ack = h->frames == 0;
-	uint32_t off = ack ? ROCE_HDRS + ROCE_AETH : frame_payload_off(rte_be_to_cpu_16(h->frame));
-	uint32_t moff = rte_be_to_cpu_32(h->offset), len, wire, buf;
+	uint32_t off, len, moff, wire, buf;
 	const uint8_t *p;
 
-	if (rte_pktmbuf_pkt_len(m) < off + ROCE_ICRC)
-		return false;
-	len = rte_pktmbuf_pkt_len(m) - off - ROCE_ICRC;
-	if (ack ? len != 0 : moff > w->buf_len || len > w->buf_len - moff)
+	if (!touch_where(w, m, h, &off, &len, &moff))
 		return false;
 	if (rte_pktmbuf_data_len(m) == rte_pktmbuf_pkt_len(m)) {
 		p = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -339,6 +449,63 @@ touch_rx(const struct raw *w, const struct rte_mbuf *m, const struct raw_hdr *h,
 	if (len != 0)
 		payload_pass(m, off, len, w->dst + moff);
 	return true;
+}
+
+/* Check the burst's short frames of the peer's, in runs of four of one
+ * length, at once before the burst is handled, as droce's engine does
+ * (droce_port_rx_verify4()); a long frame is passed over by its length.
+ * @return the frames checked (bit i: @p pkts[i]), and in *@p good those
+ * whose CRC is right. */
+static uint64_t
+touch_verify4(const struct raw *w, struct rte_mbuf *const *pkts, uint16_t n, uint64_t *good)
+{
+	const uint8_t *span[4];
+	uint32_t len0 = 0, crc[4], wire;
+	uint64_t checked = 0;
+	uint16_t idx[4], i;
+	unsigned k = 0, j;
+
+	*good = 0;
+	if (n < 4 || !droce_crc32_masked4_wide())
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct raw_hdr *h;
+		uint32_t off, len, moff;
+
+		if (rte_pktmbuf_data_len(pkts[i]) >= TOUCH_SPAN_OFF + DROCE_CRC_MASKED_MAX + ROCE_ICRC ||
+		    rte_pktmbuf_data_len(pkts[i]) != rte_pktmbuf_pkt_len(pkts[i]))
+			continue;
+		h = raw_ours(w, pkts[i]);
+		if (h == NULL || !touch_where(w, pkts[i], h, &off, &len, &moff))
+			continue;
+		len += off - TOUCH_SPAN_OFF;
+		if (k > 0 && len != len0)
+			k = 0;
+		len0 = len;
+		idx[k] = i;
+		span[k] = rte_pktmbuf_mtod_offset(pkts[i], const uint8_t *, TOUCH_SPAN_OFF);
+		if (++k < 4)
+			continue;
+		droce_crc32_masked4(span, len, &touch_no_mask, crc);
+		for (j = 0; j < 4; j++) {
+			memcpy(&wire, span[j] + len, sizeof(wire));
+			checked |= UINT64_C(1) << idx[j];
+			if (rte_le_to_cpu_32(wire) == crc[j])
+				*good |= UINT64_C(1) << idx[j];
+		}
+		k = 0;
+	}
+	return checked;
+}
+
+/* A frame touch_verify4() found good: its payload's copy, now. */
+static void
+touch_take(const struct raw *w, const struct rte_mbuf *m, const struct raw_hdr *h)
+{
+	uint32_t off, len, moff;
+
+	if (touch_where(w, m, h, &off, &len, &moff) && len != 0)
+		droce_copy(w->dst + moff, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), len);
 }
 
 /* The buffers, faulted in; the CRC on droce's path. */
@@ -388,6 +555,7 @@ struct raw_tx {
 	uint64_t msg;                /* number of the message being built */
 	unsigned frame;              /* its next frame */
 	uint16_t n;                  /* frames built, not yet taken by the port */
+	uint64_t unsealed;           /* --touch: those whose CRC is still to write (bit i: pkts[i]) */
 	struct rte_mbuf *pkts[RAW_BURST];
 };
 
@@ -422,8 +590,8 @@ raw_build(struct raw *w, struct raw_tx *t, uint16_t count)
 		struct rte_ether_hdr *eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m[i], (uint16_t)len);
 
 		raw_hdr_write(w, eh, t->msg, t->frame, t->frames, t->frame * w->mtu);
-		if (w->src != NULL)
-			touch_tx(w, t->size, t->frame, (uint8_t *)eh);
+		if (w->src != NULL && !touch_tx(w, t->size, t->frame, (uint8_t *)eh))
+			t->unsealed |= UINT64_C(1) << (t->n + i);
 		if (++t->frame == t->frames) {
 			t->frame = 0;
 			t->msg++;
@@ -443,7 +611,6 @@ raw_build_ack(struct raw *w, struct raw_tx *t, uint64_t msg)
 	uint64_t t0 = rte_rdtsc();
 	struct rte_ether_hdr *eh;
 	struct rte_mbuf *m;
-	uint32_t crc;
 
 	m = rte_pktmbuf_alloc(w->mp);
 	if (m == NULL)
@@ -455,23 +622,29 @@ raw_build_ack(struct raw *w, struct raw_tx *t, uint64_t msg)
 	}
 	raw_hdr_write(w, eh, msg, 0, 0, 0);
 	memcpy((uint8_t *)eh + hdr, touch_hdr_fill, ROCE_HDRS + ROCE_AETH - hdr);
-	crc = rte_cpu_to_le_32(droce_crc32((uint8_t *)eh + TOUCH_SPAN_OFF,
-					   ROCE_HDRS + ROCE_AETH - TOUCH_SPAN_OFF));
-	memcpy((uint8_t *)eh + ROCE_HDRS + ROCE_AETH, &crc, sizeof(crc));
+	/* its CRC with the answer's, as droce seals its held ACK */
+	t->unsealed |= UINT64_C(1) << t->n;
 	t->pkts[t->n++] = m;
 	raw_count(w, t0, 1, NULL, 0);
 	return 1;
 }
 
-/* Hand the built frames to the port. @return frames taken. */
+/* Hand the built frames to the port, their CRCs written first, as
+ * droce's flush seals its burst. @return frames taken. */
 static uint16_t
 raw_push(struct raw *w, struct raw_tx *t)
 {
-	uint64_t t0 = rte_rdtsc();
-	uint16_t k = raw_tx_burst(w, t->pkts, t->n);
+	uint64_t t0 = rte_rdtsc(), t1 = t0;
+	uint16_t k;
 
-	if (k > 0)
-		raw_count(w, t0, k, &w->cyc.tx_burst, rte_rdtsc() - t0);
+	if (t->unsealed != 0) {
+		touch_seal(t->pkts, t->unsealed);
+		t->unsealed = 0;
+		t1 = rte_rdtsc();
+	}
+	k = raw_tx_burst(w, t->pkts, t->n);
+	if (k > 0 || t1 != t0)
+		raw_count(w, t0, k, &w->cyc.tx_burst, k > 0 ? rte_rdtsc() - t1 : 0);
 	w->cyc.tx_frames += k;
 	if (k < t->n)
 		memmove(t->pkts, t->pkts + k, (t->n - k) * sizeof(t->pkts[0]));
@@ -496,7 +669,7 @@ raw_receive(struct raw *w, struct raw_rx *x, uint64_t *stamps, uint64_t max_stam
 {
 	struct rte_mbuf *m[RAW_BURST];
 	struct droce_side_copy side = { .n = 0 };
-	uint64_t t0 = rte_rdtsc(), now;
+	uint64_t t0 = rte_rdtsc(), now, checked = 0, good = 0;
 	uint16_t n = raw_rx_burst(w, m, RAW_BURST), i;
 
 	if (n == 0)
@@ -504,16 +677,22 @@ raw_receive(struct raw *w, struct raw_rx *x, uint64_t *stamps, uint64_t max_stam
 	now = rte_rdtsc();
 	w->cyc.rx_frames += n;
 
+	if (w->dst != NULL)
+		checked = touch_verify4(w, m, n, &good);
 	for (i = 0; i < n; i++) {
-		const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m[i], const struct rte_ether_hdr *);
-		const struct raw_hdr *h = (const struct raw_hdr *)(eh + 1);
+		const struct raw_hdr *h = raw_ours(w, m[i]);
+		uint64_t bit = UINT64_C(1) << i;
 
-		/* only the peer's frames: a port may also hand back our own */
-		if (rte_pktmbuf_data_len(m[i]) < sizeof(*eh) + sizeof(*h) ||
-		    eh->ether_type != rte_cpu_to_be_16(RAW_ETHERTYPE) ||
-		    !rte_is_same_ether_addr(&eh->src_addr, &w->peer))
+		if (h == NULL)
 			continue;
-		if (w->dst != NULL && !touch_rx(w, m[i], h, &side)) {
+		if (w->dst != NULL && (checked & bit)) {
+			droce_side_copy_run(&side);
+			if (!(good & bit)) {
+				x->bad_crc++;
+				continue;
+			}
+			touch_take(w, m[i], h);
+		} else if (w->dst != NULL && !touch_rx(w, m[i], h, &side)) {
 			x->bad_crc++;
 			continue;
 		}
