@@ -283,9 +283,10 @@ touch_tx(const struct raw *w, uint64_t size, unsigned index, uint8_t *frame)
 	uint32_t crc;
 
 	/* A constant length, the first frame's RETH's place included, which a
-	 * later frame's payload covers: a copy of each frame's own length was
-	 * a `rep movs`, some 20 cycles a frame (droce's template is one
-	 * 64-byte store). */
+	 * later frame's payload covers (in a short one, its CRC, written
+	 * later, and the mbuf's room past it): a copy of each frame's own
+	 * length was a `rep movs`, some 20 cycles a frame (droce's template
+	 * is one 64-byte store). */
 	memcpy(frame + hdr, touch_hdr_fill, sizeof(touch_hdr_fill) - hdr);
 	if (len < DROCE_COPY_CRC_MIN) {
 		/* inline, as droce's requester copies a short payload into a
