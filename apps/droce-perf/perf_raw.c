@@ -636,15 +636,17 @@ static uint16_t
 raw_push(struct raw *w, struct raw_tx *t)
 {
 	uint64_t t0 = rte_rdtsc(), t1 = t0;
+	bool sealed = t->unsealed != 0;
 	uint16_t k;
 
-	if (t->unsealed != 0) {
+	if (sealed) {
 		touch_seal(t->pkts, t->unsealed);
 		t->unsealed = 0;
 		t1 = rte_rdtsc();
 	}
 	k = raw_tx_burst(w, t->pkts, t->n);
-	if (k > 0 || t1 != t0)
+	/* the seal is the loop's own work even when the port took nothing */
+	if (k > 0 || sealed)
 		raw_count(w, t0, k, &w->cyc.tx_burst, k > 0 ? rte_rdtsc() - t1 : 0);
 	w->cyc.tx_frames += k;
 	if (k < t->n)
@@ -686,7 +688,7 @@ raw_receive(struct raw *w, struct raw_rx *x, uint64_t *stamps, uint64_t max_stam
 
 		if (h == NULL)
 			continue;
-		if (w->dst != NULL && (checked & bit)) {
+		if (checked & bit) {
 			droce_side_copy_run(&side);
 			if (!(good & bit)) {
 				x->bad_crc++;
