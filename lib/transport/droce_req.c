@@ -294,8 +294,9 @@ req_rd_atomic(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 
 /*
  * The next packet of a SEND or WRITE, the message's only one when @p only
- * (a constant: req_data() has a copy of this for each case). @return
- * false when nothing could be built.
+ * (a constant: req_only_run() has the copy for a message of one packet
+ * not yet started, req_data() the one for every other). @return false
+ * when nothing could be built.
  */
 static __rte_always_inline bool
 req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w, bool only)
@@ -353,14 +354,12 @@ req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 	return true;
 }
 
-/* The next packet of a SEND or WRITE: a message of one packet, the
- * common one, has its frame built inline, where its constants decide
- * much of the building (some 60 instructions fewer at 64 bytes). */
+/* The next packet of a SEND or WRITE that req_only_run() does not take:
+ * one of a longer message, or a one-packet message resent by go-back-N or
+ * held to a rate by the pacer. */
 static bool
 req_data(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 {
-	if (w->sent == 0 && w->length <= qp->mtu)
-		return req_data_pkt(tx, qp, w, true);
 	return req_data_pkt(tx, qp, w, false);
 }
 
@@ -527,6 +526,61 @@ req_data_frames(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe 
 	return built;
 }
 
+/* Is @p w, the requester's next WQE, a SEND or WRITE of one packet not yet
+ * started, which req_only_run() may build? The opcode's row in
+ * req_only_opcode[] says SEND or WRITE in one load. */
+static __rte_always_inline bool
+req_is_only(const struct droce_qp *qp, const struct droce_send_wqe *w)
+{
+	return w->state == DROCE_WQE_POSTED && req_only_opcode[w->opcode & 31] != 0 &&
+	       w->length <= qp->mtu;
+}
+
+/*
+ * Messages of one packet, SENDs and WRITEs not yet started, from the
+ * requester's next WQE on, of a QP with a remote QP of its own (RC, UC,
+ * XRC) that the pacer does not hold to a rate: the common small message,
+ * a run of them at a time. What droce_req_run() checks before each WQE
+ * (the QP's state, the producer index, the window, the pacer, READ
+ * credits for a fence) holds for the whole run, so it is checked once,
+ * as are the ACK timer and the next WQE's index; each WQE then has its
+ * PSN and its frame, the message's only one. The run ends at a WQE of any
+ * other kind, at @p prod, when the window closes, and when a frame cannot
+ * be built (the staging full, no mbuf, a bad lkey: req_data_pkt() says
+ * which). @return how many WQEs it sent, 0 when not even the first could be
+ * sent (the requester stops there), -1 when the next WQE is not of its
+ * kind.
+ */
+static int
+req_only_run(struct droce_tx *tx, struct droce_qp *qp, uint32_t prod, bool reliable)
+{
+	uint32_t n = prod - qp->req.next, i;
+	bool fence_waits = qp->req.rd_out > 0;
+	struct droce_send_wqe *w;
+
+	if (reliable)
+		n = RTE_MIN(n, (uint32_t)(DROCE_REQ_WINDOW -
+					  droce_psn_diff(qp->req.psn, qp->comp.psn)));
+	for (i = 0; i < n; i++) {
+		w = droce_wq_at(&qp->sq, qp->req.next);
+		rte_prefetch0(droce_wq_at(&qp->sq, qp->req.next + 1));
+		if (!req_is_only(qp, w) || ((w->send_flags & IBV_SEND_FENCE) && fence_waits)) {
+			if (i == 0)
+				return -1;
+			break;
+		}
+		w->first_psn = w->last_psn = qp->req.psn;
+		w->sent = 0;
+		w->error = 0;
+		if (!req_data_pkt(tx, qp, w, true))
+			break;
+		qp->req.next++;
+	}
+	if (i != 0 && reliable && qp->req.timeout_tsc == 0)
+		droce_req_timer_rearm(qp, tx->now);
+	return (int)i;
+}
+
 bool
 droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 {
@@ -547,6 +601,14 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 			break;
 		if (reliable && droce_psn_diff(qp->req.psn, qp->comp.psn) >= DROCE_REQ_WINDOW)
 			break;
+		if (qp->type != IBV_QPT_UD && !qp->cc.limited) {
+			int run = req_only_run(tx, qp, prod, reliable);
+
+			if (run == 0)
+				break;
+			if (run > 0)
+				continue;
+		}
 		w = droce_wq_at(&qp->sq, qp->req.next);
 		/* The next WQE's first line, while this one's frames are built
 		 * (past prod it is a slot the poster will write: harmless). */

@@ -1012,6 +1012,81 @@ START_TEST(post_lists_single_poster)
 }
 END_TEST
 
+/* One post list of small WRITEs, which the requester sends a run at a
+ * time: a READ ends a run, and a fenced WRITE after it waits for it. A bad
+ * lkey right after a READ (the first WQE of a run, with WRITEs before it
+ * waiting for their ACK) fails its WRITE locally once those complete, and
+ * flushes the ones after it, which never reach the wire; so does a bad
+ * lkey at the head of the queue. */
+START_TEST(rc_small_write_runs)
+{
+	enum { N = 8, LEN = 64, FENCED = 3, BAD = 6 };
+	const uint8_t is_read[N] = { [2] = 1, [5] = 1 };
+	struct ibv_send_wr wrs[N], *bad;
+	struct ibv_sge sges[N];
+	struct ibv_qp *q1, *q2;
+	uint8_t *src = abuf, *dst = bbuf + 65536, *rd = abuf + 65536;
+
+	pair(&q1, &q2);
+	droce_test_fill(src, N * LEN, 3);
+	droce_test_fill(dst, N * LEN, 5);
+	memset(rd, 0, N * LEN);
+	for (unsigned i = 0; i < N; i++) {
+		sges[i] = (struct ibv_sge){ (uintptr_t)((is_read[i] ? rd : src) + i * LEN), LEN,
+					    amr->lkey };
+		wrs[i] = (struct ibv_send_wr){
+			.wr_id = i, .sg_list = &sges[i], .num_sge = 1,
+			.opcode = is_read[i] ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED, .next = i + 1 < N ? &wrs[i + 1] : NULL,
+		};
+		wrs[i].wr.rdma.remote_addr = (uintptr_t)(dst + i * LEN);
+		wrs[i].wr.rdma.rkey = bmr->rkey;
+	}
+	wrs[FENCED].send_flags |= IBV_SEND_FENCE;
+	sges[BAD].lkey = amr->lkey ^ 0x80;
+	ck_assert_int_eq(ibv_post_send(q1, wrs, &bad), 0);
+	for (unsigned i = 0; i < N; i++) {
+		struct ibv_wc wc = wait_wc();
+
+		ck_assert_uint_eq(wc.wr_id, i);
+		ck_assert_int_eq(wc.status, i < BAD ? IBV_WC_SUCCESS :
+					    i == BAD ? IBV_WC_LOC_PROT_ERR : IBV_WC_WR_FLUSH_ERR);
+		if (i < BAD)
+			ck_assert_int_eq(wc.opcode, is_read[i] ? IBV_WC_RDMA_READ :
+								 IBV_WC_RDMA_WRITE);
+	}
+	/* What the READs fetched is what the WRITEs left untouched; the
+	 * WRITEs from the bad one on wrote nothing. */
+	droce_test_fill(rd + N * LEN, N * LEN, 5);
+	for (unsigned i = 0; i < N; i++)
+		ck_assert_int_eq(memcmp(is_read[i] ? rd + i * LEN : dst + i * LEN,
+					is_read[i] || i >= BAD ? rd + N * LEN + i * LEN :
+								 src + i * LEN, LEN), 0);
+	expect_qp_state(q1, IBV_QPS_ERR);
+	destroy_pair(q1, q2);
+
+	pair(&q1, &q2);
+	memset(dst, 0, N * LEN);
+	for (unsigned i = 0; i < 3; i++) {
+		wrs[i].opcode = IBV_WR_RDMA_WRITE;
+		sges[i] = (struct ibv_sge){ (uintptr_t)(src + i * LEN), LEN,
+					    i == 0 ? amr->lkey ^ 0x80 : amr->lkey };
+	}
+	wrs[2].next = NULL;
+	ck_assert_int_eq(ibv_post_send(q1, wrs, &bad), 0);
+	for (unsigned i = 0; i < 3; i++) {
+		struct ibv_wc wc = wait_wc();
+
+		ck_assert_uint_eq(wc.wr_id, i);
+		ck_assert_int_eq(wc.status, i == 0 ? IBV_WC_LOC_PROT_ERR : IBV_WC_WR_FLUSH_ERR);
+	}
+	for (unsigned i = 0; i < N * LEN; i++)
+		ck_assert_uint_eq(dst[i], 0);
+	expect_qp_state(q1, IBV_QPS_ERR);
+	destroy_pair(q1, q2);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1043,6 +1118,7 @@ main(void)
 	tcase_add_test(tc, xrc_shared_target_qp);
 	tcase_add_test(tc, qp_ex_work_request_builder);
 	tcase_add_test(tc, post_lists_single_poster);
+	tcase_add_test(tc, rc_small_write_runs);
 	suite_add_tcase(s, tc);
 	failed = droce_test_run(s);
 	droce_test_loop_close(&loop);
