@@ -299,7 +299,8 @@ req_rd_atomic(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
  * when nothing could be built.
  */
 static __rte_always_inline bool
-req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w, bool only)
+req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w, bool only,
+	     bool again)
 {
 	uint32_t seg = only ? w->length : RTE_MIN(qp->mtu, w->length - w->sent);
 	bool first = only || w->sent == 0;
@@ -313,8 +314,9 @@ req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 	struct rte_mbuf *m;
 
 	ackreq = ackreq && qp->type != IBV_QPT_UC;
-	m = only ? droce_tx_start_inline(tx, qp, &qp->av, opcode, seg, dqpn, qp->req.psn, ackreq, se) :
-		   droce_tx_start(tx, qp, &qp->av, opcode, seg, dqpn, qp->req.psn, ackreq, se);
+	m = !only ? droce_tx_start(tx, qp, &qp->av, opcode, seg, dqpn, qp->req.psn, ackreq, se) :
+	    again ? droce_tx_again_inline(tx, qp->req.psn, ackreq) :
+		    droce_tx_start_inline(tx, qp, &qp->av, opcode, seg, dqpn, qp->req.psn, ackreq, se);
 	if (m == NULL)
 		return false;
 	/* The opcode's row, as the start left it (inlined: still in a register). */
@@ -360,7 +362,7 @@ req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 static bool
 req_data(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 {
-	return req_data_pkt(tx, qp, w, false);
+	return req_data_pkt(tx, qp, w, false, false);
 }
 
 /*
@@ -468,9 +470,6 @@ req_middle_run(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *
 	uint8_t opcode = droce_qp_service(qp) | req_data_opcode(w, false, false);
 	const uint8_t *src;
 
-	/* Frames one MTU long (256 bytes or more, a multiple of 4) are what
-	 * droce_tx_again() takes. */
-	RTE_BUILD_BUG_ON(DROCE_COPY_CRC_MIN > 256);
 	if (w->is_inline || (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC) ||
 	    qp->cc.limited)
 		return 0;
@@ -554,7 +553,7 @@ req_is_only(const struct droce_qp *qp, const struct droce_send_wqe *w)
 static int
 req_only_run(struct droce_tx *tx, struct droce_qp *qp, uint32_t prod, bool reliable)
 {
-	uint32_t n = prod - qp->req.next, i;
+	uint32_t n = prod - qp->req.next, i, shape, prev = UINT32_MAX;
 	bool fence_waits = qp->req.rd_out > 0;
 	struct droce_send_wqe *w;
 
@@ -572,8 +571,15 @@ req_only_run(struct droce_tx *tx, struct droce_qp *qp, uint32_t prod, bool relia
 		w->first_psn = w->last_psn = qp->req.psn;
 		w->sent = 0;
 		w->error = 0;
-		if (!req_data_pkt(tx, qp, w, true))
+		/* A short frame like the last (the same opcode, length and
+		 * solicited bit: the same headers to the BTH's end but for
+		 * the PSN) is started from that one's headers. */
+		shape = (w->length << 8) | (w->opcode << 1) |
+			((w->send_flags & IBV_SEND_SOLICITED) != 0);
+		if (!req_data_pkt(tx, qp, w, true,
+				  shape == prev && w->length < DROCE_COPY_CRC_MIN))
 			break;
+		prev = shape;
 		qp->req.next++;
 	}
 	if (i != 0 && reliable && qp->req.timeout_tsc == 0)

@@ -221,11 +221,12 @@ struct rte_mbuf *droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp,
 
 /**
  * Start another frame like the one droce_tx_finish() staged last, but for
- * its PSN @p psn and its AckReq bit @p ackreq: the same headers (copied
- * from it), extension headers and payload length. For a message's MIDDLE
- * packets, whose headers differ in nothing else; the last frame's payload
- * must be a multiple of 4 bytes (no pad) and at least DROCE_COPY_CRC_MIN
- * long. @return the mbuf, or NULL when no mbuf or no staging room is left.
+ * its PSN @p psn and its AckReq bit @p ackreq: the same headers up to the
+ * BTH's end (copied from it) and the same opcode and payload length; the
+ * extension headers are left for the caller to write, as after
+ * droce_tx_start(). For a message's MIDDLE packets, whose headers differ
+ * in nothing else, and for a run of one-packet messages alike.
+ * @return the mbuf, or NULL when no mbuf or no staging room is left.
  */
 struct rte_mbuf *droce_tx_again(struct droce_tx *tx, uint32_t psn, bool ackreq);
 

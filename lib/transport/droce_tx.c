@@ -21,26 +21,7 @@ droce_tx_start(struct droce_tx *tx, const struct droce_qp *qp, struct droce_av *
 struct rte_mbuf *
 droce_tx_again(struct droce_tx *tx, uint32_t psn, bool ackreq)
 {
-	const struct rte_mbuf *prev = tx->pkts[tx->n - 1];
-	const uint8_t *from = rte_pktmbuf_mtod(prev, const uint8_t *);
-	uint32_t len = tx->tmpl->len + tx->op->hdr_len + tx->paylen;
-	struct rte_mbuf *m;
-	uint8_t *p;
-
-	m = droce_tx_frame_mbuf(tx);
-	if (m == NULL)
-		return NULL;
-	/* From the pool the last frame came from: the same room. */
-	m->data_len = (uint16_t)len;
-	m->pkt_len = len;
-	m->tx_offload = prev->tx_offload;
-	p = rte_pktmbuf_mtod(m, uint8_t *);
-	/* The headers, and the start of a payload about to be written. */
-	memcpy(p, from, DROCE_HDR_TMPL_COPY);
-	tx->bth = p + (tx->bth - from);
-	((struct droce_bth *)tx->bth)->apsn =
-		rte_cpu_to_be_32((ackreq ? DROCE_BTH_ACKREQ : 0) | (psn & DROCE_PSN_MASK));
-	return m;
+	return droce_tx_again_inline(tx, psn, ackreq);
 }
 
 /* Append the ICRC @p crc to the one-segment frame @p m. */

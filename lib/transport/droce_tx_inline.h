@@ -107,6 +107,37 @@ droce_tx_start_inline(struct droce_tx *tx, const struct droce_qp *qp, struct dro
 	return m;
 }
 
+/** droce_tx_again(), inline. */
+static __rte_always_inline struct rte_mbuf *
+droce_tx_again_inline(struct droce_tx *tx, uint32_t psn, bool ackreq)
+{
+	const struct rte_mbuf *prev = tx->pkts[tx->n - 1];
+	const uint8_t *from = rte_pktmbuf_mtod(prev, const uint8_t *);
+	unsigned pad = (4 - (tx->paylen & 3)) & 3;
+	uint16_t len = (uint16_t)(tx->tmpl->len + tx->op->hdr_len + tx->paylen + pad);
+	struct rte_mbuf *m;
+	uint8_t *p;
+
+	RTE_BUILD_BUG_ON(DROCE_HDR_TMPL_MAX + sizeof(struct droce_bth) > DROCE_HDR_TMPL_COPY);
+	m = droce_tx_frame_mbuf(tx);
+	if (m == NULL)
+		return NULL;
+	/* From the pool the last frame came from: the same room. */
+	m->data_len = len;
+	m->pkt_len = len;
+	m->tx_offload = prev->tx_offload;
+	p = rte_pktmbuf_mtod(m, uint8_t *);
+	/* The headers up to the BTH's end, and the start of what the caller
+	 * writes next. */
+	memcpy(p, from, DROCE_HDR_TMPL_COPY);
+	tx->bth = p + (tx->bth - from);
+	((struct droce_bth *)tx->bth)->apsn =
+		rte_cpu_to_be_32((ackreq ? DROCE_BTH_ACKREQ : 0) | (psn & DROCE_PSN_MASK));
+	if (pad)
+		memset(p + len - pad, 0, pad);
+	return m;
+}
+
 /*
  * A frame of DROCE_COPY_CRC_MIN payload bytes or more (only small frames
  * are counted apart from these: 64 of them stay far below the budget):

@@ -1087,6 +1087,89 @@ START_TEST(rc_small_write_runs)
 }
 END_TEST
 
+/* A list of small messages, a few alike in a row (the requester builds a
+ * frame like the one before it from that one's headers) and the next of
+ * another opcode, length, pad, solicited flag or inline: every WRITE
+ * lands where its own WR says, every SEND in its own receive, each with
+ * its own immediate. */
+START_TEST(rc_small_runs_of_like_frames)
+{
+	static const struct { enum ibv_wr_opcode op; uint32_t len; unsigned flags; } k[] = {
+		{ IBV_WR_RDMA_WRITE, 5, 0 }, { IBV_WR_RDMA_WRITE, 5, 0 },
+		{ IBV_WR_RDMA_WRITE, 5, 0 }, { IBV_WR_RDMA_WRITE, 64, 0 },
+		{ IBV_WR_RDMA_WRITE, 64, 0 }, { IBV_WR_RDMA_WRITE_WITH_IMM, 6, 0 },
+		{ IBV_WR_RDMA_WRITE_WITH_IMM, 6, 0 }, { IBV_WR_SEND, 13, IBV_SEND_SOLICITED },
+		{ IBV_WR_SEND, 13, IBV_SEND_SOLICITED }, { IBV_WR_SEND, 13, 0 },
+		{ IBV_WR_SEND_WITH_IMM, 13, IBV_SEND_INLINE },
+		{ IBV_WR_SEND_WITH_IMM, 13, IBV_SEND_INLINE },
+		{ IBV_WR_RDMA_WRITE, 1, IBV_SEND_INLINE }, { IBV_WR_RDMA_WRITE, 1, IBV_SEND_INLINE },
+		{ IBV_WR_RDMA_WRITE, 0, 0 }, { IBV_WR_RDMA_WRITE, 0, 0 },
+		{ IBV_WR_SEND, 64, 0 }, { IBV_WR_SEND, 64, 0 },
+		{ IBV_WR_RDMA_WRITE, 63, 0 }, { IBV_WR_RDMA_WRITE, 63, 0 },
+	};
+	enum { N = sizeof(k) / sizeof(k[0]), SLOT = 128 };
+	struct ibv_send_wr wrs[N], *bad;
+	struct ibv_sge sges[N];
+	struct ibv_qp *q1, *q2;
+	uint8_t *src = abuf, *dst = bbuf + 65536, *rbuf = bbuf + 131072;
+	unsigned recvs = 0, got = 0, seen_recv = 0;
+
+	pair(&q1, &q2);
+	droce_test_fill(src, N * SLOT, 11);
+	memset(dst, 0, N * SLOT);
+	memset(rbuf, 0, N * SLOT);
+	for (unsigned i = 0; i < N; i++) {
+		bool recv = k[i].op == IBV_WR_SEND || k[i].op == IBV_WR_SEND_WITH_IMM ||
+			    k[i].op == IBV_WR_RDMA_WRITE_WITH_IMM;
+
+		if (recv)
+			post_recv(q2, 1000 + recvs, rbuf + recvs * SLOT, SLOT), recvs++;
+		sges[i] = (struct ibv_sge){ (uintptr_t)(src + i * SLOT), k[i].len, amr->lkey };
+		wrs[i] = (struct ibv_send_wr){
+			.wr_id = i, .sg_list = &sges[i], .num_sge = k[i].len != 0, .opcode = k[i].op,
+			.send_flags = IBV_SEND_SIGNALED | k[i].flags, .imm_data = htobe32(0x100 + i),
+			.next = i + 1 < N ? &wrs[i + 1] : NULL,
+		};
+		wrs[i].wr.rdma.remote_addr = (uintptr_t)(dst + i * SLOT);
+		wrs[i].wr.rdma.rkey = bmr->rkey;
+	}
+	ck_assert_int_eq(ibv_post_send(q1, wrs, &bad), 0);
+	while (got < N + recvs) {
+		struct ibv_wc wc = wait_wc();
+
+		ck_assert_msg(wc.status == IBV_WC_SUCCESS, "wr %llu: %s",
+			      (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+		got++;
+		if (wc.wr_id >= 1000) {
+			/* Receives complete in the order of the messages that
+			 * consumed them: find which one this was. */
+			unsigned i, r = 0;
+
+			ck_assert_uint_eq(wc.wr_id, 1000 + seen_recv);
+			for (i = 0; i < N; i++)
+				if (k[i].op != IBV_WR_RDMA_WRITE && r++ == seen_recv)
+					break;
+			ck_assert_uint_eq(wc.byte_len, k[i].len);
+			ck_assert_int_eq(!!(wc.wc_flags & IBV_WC_WITH_IMM), k[i].op != IBV_WR_SEND);
+			if (k[i].op != IBV_WR_SEND)
+				ck_assert_uint_eq(be32toh(wc.imm_data), 0x100 + i);
+			if (k[i].op != IBV_WR_RDMA_WRITE_WITH_IMM)
+				ck_assert_int_eq(memcmp(rbuf + seen_recv * SLOT, src + i * SLOT,
+							k[i].len), 0);
+			seen_recv++;
+		}
+	}
+	for (unsigned i = 0; i < N; i++) {
+		bool write = k[i].op == IBV_WR_RDMA_WRITE || k[i].op == IBV_WR_RDMA_WRITE_WITH_IMM;
+
+		ck_assert_int_eq(memcmp(dst + i * SLOT, src + i * SLOT, write ? k[i].len : 0), 0);
+		for (unsigned b = write ? k[i].len : 0; b < SLOT; b++)
+			ck_assert_uint_eq(dst[i * SLOT + b], 0);
+	}
+	destroy_pair(q1, q2);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1119,6 +1202,7 @@ main(void)
 	tcase_add_test(tc, qp_ex_work_request_builder);
 	tcase_add_test(tc, post_lists_single_poster);
 	tcase_add_test(tc, rc_small_write_runs);
+	tcase_add_test(tc, rc_small_runs_of_like_frames);
 	suite_add_tcase(s, tc);
 	failed = droce_test_run(s);
 	droce_test_loop_close(&loop);
