@@ -184,6 +184,9 @@ disconnect_during_bursts(bool guarded)
 
 	ck_assert_int_ge(rte_eal_init(RTE_DIM(argv), argv), 0);
 	snprintf(sock, sizeof(sock), "/tmp/droce-test-memif-race-%d.sock", (int)getpid());
+	/* Left by an earlier run whose process had our PID (one that did not
+	 * get to its unlink()): memif's server will not bind over it. */
+	unlink(sock);
 	cs.port_id = memif_create("net_memif0", "server", sock);
 	cc.port_id = memif_create("net_memif1", "client", sock);
 	ck_assert_int_eq(droce_port_attach(&cs, &server), 0);
