@@ -491,6 +491,64 @@ START_TEST(short_payload_by_reference_under_a_low_threshold)
 }
 END_TEST
 
+/*
+ * Short messages alike (one length with a pad, one opcode), posted as a
+ * list and each sent by reference under a low threshold: the requester
+ * starts the second from the headers of the first, whose payload is in
+ * another segment, and the fourth from the third's; the third, flagged
+ * solicited, is not like the second. Each frame is chained, carries its
+ * own PSN, solicited bit, RETH and payload, and a good ICRC.
+ */
+START_TEST(like_short_frames_by_reference)
+{
+	enum { N = 4, LEN = 125 };
+	struct ibv_qp *qp = make_qp(1, 0);
+	struct ibv_sge sge[N];
+	struct ibv_send_wr wr[N], *bad;
+	unsigned chained = 0;
+	struct ibv_wc wc[N + 1];
+
+	for (unsigned k = 0; k < N; k++) {
+		sge[k] = (struct ibv_sge){ (uintptr_t)buf + 64 + k * MTU, LEN, mr->lkey };
+		wr[k] = (struct ibv_send_wr){
+			.wr_id = k, .next = k + 1 < N ? &wr[k + 1] : NULL, .sg_list = &sge[k],
+			.num_sge = 1, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = 0x1000 + k * 0x100, .rkey = 0x1234 + k },
+		};
+		if (k >= 2)
+			wr[k].send_flags |= IBV_SEND_SOLICITED;
+	}
+	droce_zc_configure(true, 64);
+	ck_assert_int_eq(ibv_post_send(qp, wr, &bad), 0);
+	ck_assert_uint_eq(take_frames(buf + 64, N, &chained), N);
+	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+	ck_assert_uint_eq(chained, N);
+	for (unsigned k = 0; k < N; k++) {
+		struct droce_pkt pkt;
+		const struct droce_reth *r;
+
+		ck_assert_int_eq(droce_pkt_parse(held[k], &pkt, true), DROCE_PARSE_OK);
+		ck_assert_uint_eq(pkt.psn, PSN + k);
+		ck_assert_uint_eq(pkt.opcode, DROCE_OP_WRITE_ONLY);
+		ck_assert_uint_eq(pkt.pad, 3);
+		ck_assert_uint_eq(pkt.payload_len, LEN);
+		ck_assert_int_eq(droce_bth_se(rte_pktmbuf_mtod_offset(held[k],
+				 const struct droce_bth *, pkt.bth_off)), k >= 2);
+		r = rte_pktmbuf_mtod_offset(held[k], const struct droce_reth *,
+					    pkt.bth_off + sizeof(struct droce_bth));
+		ck_assert_uint_eq(rte_be_to_cpu_64(r->va), 0x1000 + k * 0x100);
+		ck_assert_uint_eq(rte_be_to_cpu_32(r->rkey), 0x1234 + k);
+		ck_assert_uint_eq(rte_be_to_cpu_32(r->len), LEN);
+	}
+	send_ack(qp, PSN + N - 1);
+	release_frames();
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, N + 1), N);
+	for (unsigned k = 0; k < N; k++)
+		ck_assert_int_eq(wc[k].status, IBV_WC_SUCCESS);
+	destroy(qp);
+}
+END_TEST
+
 START_TEST(copied_frames_carry_their_icrc)
 {
 	struct ibv_qp *qp = make_qp(1, 0);
@@ -530,6 +588,7 @@ main(void)
 	tcase_add_test(tc, copies_are_counted);
 	tcase_add_test(tc, copied_frames_carry_their_icrc);
 	tcase_add_test(tc, short_payload_by_reference_under_a_low_threshold);
+	tcase_add_test(tc, like_short_frames_by_reference);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
