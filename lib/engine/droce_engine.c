@@ -290,6 +290,22 @@ engine_run_active(struct droce_engine *e)
 	return work;
 }
 
+/*
+ * After @p qp took frames: on the active list, to answer or complete them.
+ * A QP its application is destroying right now is not served again: only
+ * the ACK it owes for them goes out. Most frames find it active already,
+ * with work left (not drained): then nothing is to be done, and the call
+ * of engine_activate() is not made.
+ */
+static __rte_always_inline void
+engine_rx_after(struct droce_engine *e, struct droce_qp *qp)
+{
+	if (__atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
+		droce_resp_send_owed(&e->tx, qp);
+	else if (!qp->active || qp->drained)
+		engine_activate(e, qp, false);
+}
+
 static void
 engine_rx_qp(struct droce_engine *e, struct droce_qp *qp, struct rte_mbuf *m)
 {
@@ -327,12 +343,7 @@ engine_rx_qp(struct droce_engine *e, struct droce_qp *qp, struct rte_mbuf *m)
 		droce_comp_rx(&e->tx, qp, m, pkt);
 		droce_stage_lap(&e->tx.stage, DROCE_STAGE_completion);
 	}
-	/* A QP its application is destroying right now is not served again:
-	 * only the ACK it owes for this packet goes out. */
-	if (__atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
-		droce_resp_send_owed(&e->tx, qp);
-	else
-		engine_activate(e, qp, false);
+	engine_rx_after(e, qp);
 }
 
 /*
@@ -432,10 +443,7 @@ engine_run_end(struct droce_engine *e, struct engine_run *run)
 	droce_resp_write_run_end(&e->tx, qp, &run->w);
 	qp->stats.rx_pkts += run->w.n;
 	engine_count_work(e, qp, run->w.n);
-	if (__atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
-		droce_resp_send_owed(&e->tx, qp);
-	else
-		engine_activate(e, qp, false);
+	engine_rx_after(e, qp);
 }
 
 /* The run's next frame @p m, its ICRC checked: good (@p ok), it is taken;
