@@ -56,14 +56,12 @@ send_wc(const struct droce_qp *qp, const struct droce_send_wqe *w, enum ibv_wc_s
 	return true;
 }
 
-/* Retire @p w, the oldest WQE; @return true when @p wc holds its
- * completion. Inlined: an ACK retires every WQE it covers, most of them
- * unsignaled, and a call per WQE was a sixth of their cost. */
-static __rte_always_inline bool
-sq_retire_wc(struct droce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_status status,
-	     struct ibv_wc *wc)
+void
+droce_sq_retire(struct droce_qp *qp, enum ibv_wc_status status)
 {
-	bool report = send_wc(qp, w, status, wc);
+	struct droce_send_wqe *w = droce_wq_at(&qp->sq, qp->sq.cons);
+	struct ibv_wc wc;
+	bool report = send_wc(qp, w, status, &wc);
 
 	if (droce_wr_is_rd_atomic(w->opcode) && w->state != DROCE_WQE_POSTED &&
 	    qp->req.rd_out > 0)
@@ -71,52 +69,56 @@ sq_retire_wc(struct droce_qp *qp, struct droce_send_wqe *w, enum ibv_wc_status s
 	/* Free the slot before the completion shows: an application that
 	 * posts as soon as it sees the CQE must find room. */
 	__atomic_store_n(&qp->sq.cons, qp->sq.cons + 1, __ATOMIC_RELEASE);
-	return report;
-}
-
-void
-droce_sq_retire(struct droce_qp *qp, enum ibv_wc_status status)
-{
-	struct ibv_wc wc;
-
-	if (sq_retire_wc(qp, droce_wq_at(&qp->sq, qp->sq.cons), status, &wc))
+	if (report)
 		droce_cq_push(qp->scq, &wc, false);
 }
 
 /* Completions gathered per ACK and written to the CQ in one burst. */
 #define COMP_BURST 32
 
+/* Free the send queue's slots before @p cons, then show the @p n
+ * completions in @p wc: an application that posts as soon as it sees a
+ * completion must find room. */
+static inline void
+comp_publish(struct droce_qp *qp, uint32_t cons, const struct ibv_wc *wc, unsigned n)
+{
+	__atomic_store_n(&qp->sq.cons, cons, __ATOMIC_RELEASE);
+	droce_cq_push_burst(qp->scq, wc, n);
+}
+
 /*
  * Complete, in order, every sent WQE that @p psn acknowledges; those the
  * CQ has no room for, or whose frames a driver still holds, are retired
  * later (droce_comp_pending()). The completions go to the CQ in bursts,
- * one tail update each. A READ or atomic that @p psn acknowledges lost its
- * response (an implied NAK): @return the first such WQE, else NULL.
+ * one tail update each, and the slots are freed once per burst, not per
+ * WQE: most of an ACK's WQEs are unsignaled, and only retire (a store to
+ * sq.cons per WQE also made the compiler load the ring's fields again for
+ * each). A READ or atomic that @p psn acknowledges lost its response (an
+ * implied NAK): @return the first such WQE, else NULL.
  */
 static struct droce_send_wqe *
 comp_ack_upto(struct droce_qp *qp, uint32_t psn)
 {
 	struct ibv_wc wc[COMP_BURST];
 	uint32_t room = droce_cq_space(qp->scq);
+	uint32_t cons = qp->sq.cons, next = qp->req.next, i;
 	struct droce_send_wqe *lost = NULL;
 	bool retire = true;
 	unsigned n = 0;
-	uint32_t i;
 
-	/* Retiring advances sq.cons: i follows it while WQEs retire, and
-	 * goes on alone to find a READ or atomic behind one that cannot
-	 * (among PSNs not acknowledged before: the rest was looked at). */
-	for (i = qp->sq.cons; i != qp->req.next; i++) {
+	/* Retiring advances cons: i follows it while WQEs retire, and goes
+	 * on alone to find a READ or atomic behind one that cannot (among
+	 * PSNs not acknowledged before: the rest was looked at). */
+	for (i = cons; i != next; i++) {
 		struct droce_send_wqe *w = droce_wq_at(&qp->sq, i);
 
 		/* Everything before the WQE that failed locally is done: now it. */
 		if (w->error != 0) {
-			if (retire) {
-				droce_cq_push_burst(qp->scq, wc, n);
-				n = 0;
-				droce_qp_fatal(qp, w->error);
-			}
-			break;
+			if (!retire)
+				break;
+			comp_publish(qp, cons, wc, n);
+			droce_qp_fatal(qp, w->error);
+			return NULL;
 		}
 		if (w->state != DROCE_WQE_SENT || droce_psn_diff(w->last_psn, psn) > 0)
 			break;
@@ -133,16 +135,17 @@ comp_ack_upto(struct droce_qp *qp, uint32_t psn)
 				break;
 			continue;
 		}
-		/* i is sq.cons while WQEs retire. */
-		if (!sq_retire_wc(qp, w, IBV_WC_SUCCESS, &wc[n]))
+		/* A SEND or WRITE: no READ credit to give back (droce_sq_retire()). */
+		cons = i + 1;
+		if (!send_wc(qp, w, IBV_WC_SUCCESS, &wc[n]))
 			continue;
 		room--;
 		if (++n == COMP_BURST) {
-			droce_cq_push_burst(qp->scq, wc, n);
+			comp_publish(qp, cons, wc, n);
 			n = 0;
 		}
 	}
-	droce_cq_push_burst(qp->scq, wc, n);
+	comp_publish(qp, cons, wc, n);
 	return lost;
 }
 
