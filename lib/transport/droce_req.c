@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_memcpy.h>
 #include <rte_prefetch.h>
 
 #include "droce_log.h"
@@ -335,7 +336,8 @@ req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 		((struct droce_ieth *)droce_tx_cur(tx, DROCE_HDR_IETH))->rkey =
 			rte_cpu_to_be_32(w->invalidate_rkey);
 	if (w->is_inline) {
-		memcpy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), w->data + w->sent, seg);
+		/* At most DROCE_MAX_INLINE bytes: inline, not a call. */
+		rte_memcpy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), w->data + w->sent, seg);
 	} else if ((only ? droce_tx_payload_short(tx, m, qp->pd_handle, droce_wqe_sge(w),
 						  w->num_sge, seg, qp, w) :
 			   droce_tx_payload(tx, m, qp->pd_handle, droce_wqe_sge(w), w->num_sge,
@@ -344,11 +346,13 @@ req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 		req_local_error(qp, w, IBV_WC_LOC_PROT_ERR);
 		return false;
 	}
-	if (only)
-		droce_tx_finish_inline(tx, m);
-	else
+	/* A run counts its frames once (req_only_run()). */
+	if (only) {
+		droce_tx_finish_uncounted(tx, m);
+	} else {
 		droce_tx_finish(tx, m);
-	qp->stats.tx_pkts++;
+		qp->stats.tx_pkts++;
+	}
 	qp->req.psn = droce_psn_add(qp->req.psn, 1);
 	w->sent += seg;
 	if (last)
@@ -555,6 +559,7 @@ req_only_run(struct droce_tx *tx, struct droce_qp *qp, uint32_t prod, bool relia
 {
 	uint32_t n = prod - qp->req.next, i, shape, prev = UINT32_MAX;
 	bool fence_waits = qp->req.rd_out > 0;
+	uint64_t bytes = 0;
 	struct droce_send_wqe *w;
 
 	if (reliable)
@@ -580,9 +585,16 @@ req_only_run(struct droce_tx *tx, struct droce_qp *qp, uint32_t prod, bool relia
 				  shape == prev && w->length < DROCE_COPY_CRC_MIN))
 			break;
 		prev = shape;
+		bytes += w->length;
 		qp->req.next++;
 	}
-	if (i != 0 && reliable && qp->req.timeout_tsc == 0)
+	if (i == 0)
+		return 0;
+	/* Each frame of the run is a message of its own. */
+	*tx->msgs += i;
+	*tx->payload_bytes += bytes;
+	qp->stats.tx_pkts += i;
+	if (reliable && qp->req.timeout_tsc == 0)
 		droce_req_timer_rearm(qp, tx->now);
 	return (int)i;
 }

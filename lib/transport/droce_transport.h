@@ -179,12 +179,14 @@ struct droce_tx {
 	uint64_t *zc_copy_count;
 	struct droce_stage_clock stage; /**< cycles per stage, when asked for */
 	/** The frame being built (droce_tx_start() to droce_tx_finish()):
-	 *  its headers' template, its BTH, its opcode's description and its
-	 *  payload's length. */
+	 *  its headers' template, its BTH, its opcode's description, its
+	 *  payload's length and its own, all headers and the payload with
+	 *  its pad (a frame like it, droce_tx_again(), has the same). */
 	const struct droce_hdr_tmpl *tmpl;
 	uint8_t *bth;
 	const struct droce_opcode_info *op;
 	uint32_t paylen;
+	uint16_t frame_len;
 	/** Its ICRC, computed as its payload was copied (droce_tx_payload()),
 	 *  when @ref icrc_ready: droce_tx_finish() writes it. */
 	uint32_t icrc;

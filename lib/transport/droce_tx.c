@@ -54,7 +54,9 @@ droce_tx_finish_long(struct droce_tx *tx, struct rte_mbuf *m)
 void
 droce_tx_finish(struct droce_tx *tx, struct rte_mbuf *m)
 {
-	droce_tx_finish_inline(tx, m);
+	*tx->msgs += (tx->op->flags & (DROCE_OPF_LAST | DROCE_OPF_ACK)) == DROCE_OPF_LAST;
+	*tx->payload_bytes += tx->paylen;
+	droce_tx_finish_uncounted(tx, m);
 }
 
 void

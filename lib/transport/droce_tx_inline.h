@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The start and the finish of a frame (droce_tx_start(),
- * droce_tx_finish()) and a short payload's copy (droce_tx_payload_short())
- * as inline functions, for the one caller on every message's path: the
- * requester's message of one packet, the common one (req_data()). Inlined
- * there, they lose their calls' own cost and what the caller's constants
- * decide (together some 140 instructions of a 64-byte WRITE's 900);
- * every other sender calls droce_tx.c's and droce_zcopy.c's copies.
+ * The start of a frame (droce_tx_start(), and droce_tx_again() for one
+ * like the last), its finish but for the counts (droce_tx_finish()) and a
+ * short payload's copy (droce_tx_payload_short()) as inline functions,
+ * for the one caller on every small message's path: the requester's run
+ * of messages of one packet (req_only_run()). Inlined there, they lose
+ * their calls' own cost and what the caller's constants decide (together
+ * some 140 instructions of a 64-byte WRITE's 900); every other sender
+ * calls droce_tx.c's and droce_zcopy.c's copies.
  */
 #ifndef DROCE_TX_INLINE_H
 #define DROCE_TX_INLINE_H
@@ -18,17 +19,30 @@
 #include "droce_transport.h"
 #include "droce_port.h"
 
-/* An mbuf for a frame: from the spares, refilled in bulk. When the pool
- * has fewer than a bulk left (a get is all or nothing), one at a time. */
+/*
+ * An mbuf for a frame: from the spares, refilled in bulk. When the pool
+ * has fewer than a bulk left (a get is all or nothing), one at a time.
+ * The spares come raw from the pool, not reset (rte_pktmbuf_alloc_bulk()
+ * was some 10 instructions per frame): the pool's own invariant makes
+ * each a direct mbuf of one segment and one reference, a frame's start
+ * sets its lengths and offloads, and this what else a frame reads: where
+ * its data starts, and no offload flags (a received frame's, left in a
+ * freed mbuf, would mean something to a driver).
+ */
 static __rte_always_inline struct rte_mbuf *
 droce_tx_mbuf(struct droce_tx *tx)
 {
+	struct rte_mbuf *m;
+
 	if (tx->nb_spare == 0) {
-		if (rte_pktmbuf_alloc_bulk(tx->mp, tx->spare, DROCE_TX_SPARE) != 0)
+		if (rte_mempool_get_bulk(tx->mp, (void **)tx->spare, DROCE_TX_SPARE) != 0)
 			return rte_pktmbuf_alloc(tx->mp);
 		tx->nb_spare = DROCE_TX_SPARE;
 	}
-	return tx->spare[--tx->nb_spare];
+	m = tx->spare[--tx->nb_spare];
+	m->data_off = RTE_PKTMBUF_HEADROOM;
+	m->ol_flags = 0;
+	return m;
 }
 
 /* An mbuf for the next frame to stage, or NULL when no room or no mbuf
@@ -91,6 +105,7 @@ droce_tx_start_inline(struct droce_tx *tx, const struct droce_qp *qp, struct dro
 	}
 	m->data_len = (uint16_t)len;
 	m->pkt_len = len;
+	tx->frame_len = (uint16_t)len;
 	p = rte_pktmbuf_mtod(m, uint8_t *);
 	bth_off = droce_hdr_tmpl_start(t, p, l4len);
 	tx->tmpl = t;
@@ -114,7 +129,7 @@ droce_tx_again_inline(struct droce_tx *tx, uint32_t psn, bool ackreq)
 	const struct rte_mbuf *prev = tx->pkts[tx->n - 1];
 	const uint8_t *from = rte_pktmbuf_mtod(prev, const uint8_t *);
 	unsigned pad = (4 - (tx->paylen & 3)) & 3;
-	uint16_t len = (uint16_t)(tx->tmpl->len + tx->op->hdr_len + tx->paylen + pad);
+	uint16_t len = tx->frame_len;
 	struct rte_mbuf *m;
 	uint8_t *p;
 
@@ -147,14 +162,15 @@ droce_tx_again_inline(struct droce_tx *tx, uint32_t psn, bool ackreq)
  */
 void droce_tx_finish_long(struct droce_tx *tx, struct rte_mbuf *m);
 
-/** droce_tx_finish(), inline. */
+/**
+ * droce_tx_finish(), inline, but for the engine's counts of messages and
+ * payload bytes: a caller that builds many frames at once adds them up
+ * itself (req_only_run(); per frame, two counters through pointers,
+ * which the compiler cannot keep in registers).
+ */
 static __rte_always_inline void
-droce_tx_finish_inline(struct droce_tx *tx, struct rte_mbuf *m)
+droce_tx_finish_uncounted(struct droce_tx *tx, struct rte_mbuf *m)
 {
-	const struct droce_opcode_info *op = tx->op;
-
-	*tx->msgs += (op->flags & (DROCE_OPF_LAST | DROCE_OPF_ACK)) == DROCE_OPF_LAST;
-	*tx->payload_bytes += tx->paylen;
 	RTE_BUILD_BUG_ON(DROCE_TX_BURST > 64);
 	if (unlikely(tx->paylen >= DROCE_COPY_CRC_MIN))
 		droce_tx_finish_long(tx, m);

@@ -16,6 +16,7 @@
 #include <check.h>
 #include <infiniband/verbs.h>
 
+#include "droce_stats.h"
 #include "droce_test.h"
 
 #define BUF_SIZE (4u << 20)
@@ -1113,8 +1114,11 @@ START_TEST(rc_small_runs_of_like_frames)
 	struct ibv_qp *q1, *q2;
 	uint8_t *src = abuf, *dst = bbuf + 65536, *rbuf = bbuf + 131072;
 	unsigned recvs = 0, got = 0, seen_recv = 0;
+	struct droce_dev_stats s0, s1;
+	uint64_t tx, rx, bytes = 0;
 
 	pair(&q1, &q2);
+	ck_assert_int_eq(droce_dev_stats(0, &s0), 0);
 	droce_test_fill(src, N * SLOT, 11);
 	memset(dst, 0, N * SLOT);
 	memset(rbuf, 0, N * SLOT);
@@ -1132,6 +1136,7 @@ START_TEST(rc_small_runs_of_like_frames)
 		};
 		wrs[i].wr.rdma.remote_addr = (uintptr_t)(dst + i * SLOT);
 		wrs[i].wr.rdma.rkey = bmr->rkey;
+		bytes += k[i].len;
 	}
 	ck_assert_int_eq(ibv_post_send(q1, wrs, &bad), 0);
 	while (got < N + recvs) {
@@ -1166,6 +1171,18 @@ START_TEST(rc_small_runs_of_like_frames)
 		for (unsigned b = write ? k[i].len : 0; b < SLOT; b++)
 			ck_assert_uint_eq(dst[i * SLOT + b], 0);
 	}
+	/* The engine's counts: each message once as sent (a run adds its
+	 * frames up at its end) and once as received; a resend would count
+	 * on both sides alike. */
+	ck_assert_int_eq(droce_dev_stats(0, &s1), 0);
+	tx = s1.engine.tx_msgs - s0.engine.tx_msgs;
+	rx = s1.engine.rx_msgs - s0.engine.rx_msgs;
+	ck_assert_msg(tx >= N && tx == rx, "%u messages: %llu sent, %llu received", (unsigned)N,
+		      (unsigned long long)tx, (unsigned long long)rx);
+	tx = s1.engine.tx_payload_bytes - s0.engine.tx_payload_bytes;
+	rx = s1.engine.rx_payload_bytes - s0.engine.rx_payload_bytes;
+	ck_assert_msg(tx >= bytes && tx == rx, "%llu bytes: %llu sent, %llu received",
+		      (unsigned long long)bytes, (unsigned long long)tx, (unsigned long long)rx);
 	destroy_pair(q1, q2);
 }
 END_TEST
