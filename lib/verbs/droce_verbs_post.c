@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_memcpy.h>
+
 #include "droce_verbs_priv.h"
 
 static bool
@@ -120,9 +122,11 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 		if (len > qp->sq.max_inline)
 			return EINVAL;
 		/* Inline data is copied now: the buffers need no key and may be
-		 * reused as soon as this call returns. */
+		 * reused as soon as this call returns. One SGE (a few dozen
+		 * bytes, as a rule) with rte_memcpy(), inline: a call of libc's
+		 * memcpy() made the compiler keep the post's values across it. */
 		if (likely(wr->num_sge == 1))
-			memcpy(p, (void *)(uintptr_t)wr->sg_list[0].addr, len);
+			rte_memcpy(p, (void *)(uintptr_t)wr->sg_list[0].addr, len);
 		else
 			for (i = 0; i < wr->num_sge; i++) {
 				memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
