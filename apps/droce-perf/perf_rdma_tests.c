@@ -63,20 +63,18 @@ wr_opcode(const struct perf_opts *o)
 	}
 }
 
-/* Fill the post list's WRs for QP @p q and messages of @p size, unless
- * they are filled already: like perftest, which fills them once per QP,
+/* Fill the post list's WRs for QP @p q and messages of @p size: like
+ * perftest, which fills them once per QP,
  * a post sets only the WR ids, the links and which WR is signaled. (A
  * memset and a dozen stores per post cost the sender some 10 cycles per
  * 64-byte message, and the WR's fields it stored just before the post
  * are loaded again by ibv_post_send(): perftest's sender does neither.) */
-static void
-wr_prepare(struct rdma *r, struct rdma_qp *q, uint64_t size)
+static void __rte_noinline
+wr_fill(struct rdma *r, struct rdma_qp *q, uint64_t size)
 {
 	const struct perf_opts *o = r->o;
 	unsigned k;
 
-	if (r->wrs_qp == q && r->wrs_size == size)
-		return;
 	r->wrs_flags = size <= (uint64_t)r->inline_size &&
 		       (o->test == PERF_WRITE || o->test == PERF_SEND) ? IBV_SEND_INLINE : 0;
 	for (k = 0; k < o->post_list; k++) {
@@ -104,6 +102,15 @@ wr_prepare(struct rdma *r, struct rdma_qp *q, uint64_t size)
 	}
 	r->wrs_qp = q;
 	r->wrs_size = size;
+}
+
+/* wr_fill(), unless the WRs are filled for @p q and @p size already:
+ * the check inline, as it is made before every post. */
+static inline void
+wr_prepare(struct rdma *r, struct rdma_qp *q, uint64_t size)
+{
+	if (r->wrs_qp != q || r->wrs_size != size)
+		wr_fill(r, q, size);
 }
 
 static void
