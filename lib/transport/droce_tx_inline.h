@@ -40,6 +40,21 @@ droce_tx_mbuf(struct droce_tx *tx)
 		tx->nb_spare = DROCE_TX_SPARE;
 	}
 	m = tx->spare[--tx->nb_spare];
+	/* The next spare's lines that its frame's start writes: the mbuf's
+	 * two, and the frame's first two (the headers). Since the last burst
+	 * the port's copy (memif's, into its shared ring) has pushed them out
+	 * of L1: a profile of the 64-byte sender over memif had a sixth of
+	 * the engine's samples on the first store into each line, some 7
+	 * cycles a message that a fetch one frame ahead takes off (alternating
+	 * runs). On a ring port, where they stay in L1, it costs nothing. */
+	if (tx->nb_spare != 0) {
+		const uint8_t *next = (const uint8_t *)tx->spare[tx->nb_spare - 1];
+
+		rte_prefetch0(next);
+		rte_prefetch0(next + RTE_CACHE_LINE_SIZE);
+		rte_prefetch0(next + tx->frame_skip);
+		rte_prefetch0(next + tx->frame_skip + RTE_CACHE_LINE_SIZE);
+	}
 	m->data_off = RTE_PKTMBUF_HEADROOM;
 	m->ol_flags = 0;
 	return m;
