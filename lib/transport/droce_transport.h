@@ -140,10 +140,6 @@ struct droce_tx {
 	 *  starts in one (droce_tx_start()), so its room is known without
 	 *  reading the mbuf's fields. */
 	uint16_t frame_room;
-	/** Where a new mbuf of @ref mp has its frame's first byte, from the
-	 *  mbuf's own address (the mbuf, its private area, the headroom):
-	 *  the next spare's lines are fetched before it is read. */
-	uint16_t frame_skip;
 	const struct droce_mr_table *mrt;
 	const struct droce_num_table *srqt; /**< XRC SRQs by number */
 	uint64_t now;                /**< rte_get_tsc_cycles() of this iteration */
