@@ -407,7 +407,7 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 			engine_rx_qp(e, droce_num_table_lookup(e->qpt, qpn[i]), m);
 }
 
-/* A run of a long WRITE's MIDDLE packets the RX loop is in. */
+/* A run of WRITE packets the RX loop is in (droce_write_run). */
 struct engine_run {
 	struct droce_qp *qp;
 	unsigned left;               /**< its frames still to come (0: none) */
@@ -415,12 +415,34 @@ struct engine_run {
 };
 
 /*
- * Do the frames from @p pkts[0] on (a WRITE MIDDLE packet of some
- * service, by its opcode) make a run (droce_resp_write_run_start())? Then @p run holds it:
- * each of its frames has its ICRC checked and is taken
- * (engine_run_frame()), and what the engine does per frame for its QP
- * (engine_rx_qp()) is done once, as it ends (engine_run_end()). Out of
- * line: other frames pay only the loop's look at their opcode.
+ * May a run start at @p pkts[i] of @p n? A long WRITE's MIDDLE packet, or
+ * a WRITE ONLY packet with another to the same QP behind it: a message
+ * alone, as in a latency test, has no check to share and pays nothing
+ * more than this look. Inlined: every frame takes it.
+ */
+static __rte_always_inline bool
+engine_run_begins(struct rte_mbuf *const *pkts, unsigned i, unsigned n)
+{
+	const struct droce_pkt *p = droce_pkt_of(pkts[i]), *next;
+	uint8_t op = p->opcode & DROCE_OP_MASK;
+
+	if (likely(op != DROCE_OP_WRITE_MIDDLE && op != DROCE_OP_WRITE_ONLY))
+		return false;
+	if (op == DROCE_OP_WRITE_MIDDLE)
+		return true;
+	if (i + 1 >= n)
+		return false;
+	next = droce_pkt_of(pkts[i + 1]);
+	return next->opcode == p->opcode && next->qpn == p->qpn;
+}
+
+/*
+ * Do the frames from @p pkts[0] on make a run
+ * (droce_resp_write_run_start())? Then @p run holds it: each of its
+ * frames has its ICRC checked and is taken (engine_run_frame()), and
+ * what the engine does per frame for its QP (engine_rx_qp()) is done
+ * once, as it ends (engine_run_end()). Out of line: other frames pay only
+ * the loop's look at their opcode.
  */
 static void __rte_noinline
 engine_run_start(struct droce_engine *e, struct engine_run *run, struct rte_mbuf **pkts,
@@ -446,15 +468,24 @@ engine_run_end(struct droce_engine *e, struct engine_run *run)
 	engine_rx_after(e, qp);
 }
 
-/* The run's next frame @p m, its ICRC checked: good (@p ok), it is taken;
+/*
+ * The run's next frame @p m, its ICRC checked: good (@p ok), it is taken;
  * wrong, it was dropped, and it ends the run (those after it go their own
- * way: a sequence NAK). */
-static inline void
+ * way: a sequence NAK). @return false when a good one is not the run's
+ * after all (an ONLY packet whose RETH the run does not take): the run
+ * ended before it, and it goes the general way, which refuses it as it
+ * would have.
+ */
+static inline bool
 engine_run_frame(struct droce_engine *e, struct engine_run *run, struct rte_mbuf *m, bool ok)
 {
 	if (ok) {
 		droce_stage_lap(&e->tx.stage, DROCE_STAGE_icrc);
-		droce_resp_write_run_frame(&e->tx, &run->w, m);
+		if (unlikely(!droce_resp_write_run_frame(&e->tx, run->qp, &run->w, m))) {
+			run->left = 0;
+			engine_run_end(e, run);
+			return false;
+		}
 		droce_stage_lap(&e->tx.stage, DROCE_STAGE_responder);
 		run->left--;
 	} else {
@@ -462,6 +493,7 @@ engine_run_frame(struct droce_engine *e, struct engine_run *run, struct rte_mbuf
 	}
 	if (run->left == 0)
 		engine_run_end(e, run);
+	return true;
 }
 
 /*
@@ -640,8 +672,7 @@ engine_iteration(struct droce_engine *e, bool rx, bool app)
 	for (i = 0; i < n; i++) {
 		bool ok;
 
-		if (unlikely((droce_pkt_of(pkts[i])->opcode & DROCE_OP_MASK) ==
-			     DROCE_OP_WRITE_MIDDLE) && run.left == 0)
+		if (run.left == 0 && engine_run_begins(pkts, i, n))
 			engine_run_start(e, &run, pkts + i, n - i);
 		/* One call for every frame, in a run or not: inlined. */
 		if (checked & (UINT64_C(1) << i)) {
@@ -651,10 +682,8 @@ engine_iteration(struct droce_engine *e, bool rx, bool app)
 			ok = droce_port_rx_verify(e->port, e->queue, pkts[i], e->tx.now,
 						  &e->tx.rx_copy);
 		}
-		if (run.left != 0) {
-			engine_run_frame(e, &run, pkts[i], ok);
+		if (run.left != 0 && engine_run_frame(e, &run, pkts[i], ok))
 			continue;
-		}
 		if (ok) {
 			droce_stage_lap(&e->tx.stage, DROCE_STAGE_icrc);
 			engine_rx_one(e, pkts[i]);

@@ -56,7 +56,7 @@ struct droce_port;
 	X(rx_bad_invalidate) /* SEND with invalidate of a key that cannot be */ \
 	X(naks_inv_req_sent)     /* NAK invalid request sent */		\
 	X(naks_rem_access_sent)  /* NAK remote access error sent */	\
-	X(rx_run_pkts)       /* WRITE MIDDLE packets taken a run at a time */
+	X(rx_run_pkts)       /* WRITE MIDDLE and ONLY packets taken a run at a time */
 
 /** The counters of DROCE_RX_STATS, written by one engine only. */
 struct droce_rx_stats {
@@ -523,44 +523,57 @@ void droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 bool droce_resp_run(struct droce_tx *tx, struct droce_qp *qp);
 
 /**
- * The middle of a long RDMA WRITE, handled a run at a time: consecutive
- * MIDDLE packets of one burst that continue the WRITE @p qp is receiving,
- * in PSN order. droce_resp_rx() would take each of them the same way,
- * through the same checks; a run makes the checks that are the same for
- * all of them once (the QP, its state and rights, the opcode sequence,
- * the region for the whole range), and leaves only the ICRC check and
- * the copy per packet.
+ * RDMA WRITEs handled a run at a time: consecutive packets of one burst,
+ * in PSN order, that droce_resp_rx() would take each the same way,
+ * through the same checks. Two kinds: the MIDDLE packets that continue
+ * the long WRITE @p qp is receiving, and WRITE ONLY packets, small
+ * messages one after the other. A run makes the checks that are the same
+ * for all of them once (the QP, its state and rights, the opcode
+ * sequence; for MIDDLE packets the region for the whole range) and
+ * leaves per packet only its ICRC check, the copy and, for an ONLY
+ * packet, its own RETH's length and region.
  */
 struct droce_write_run {
-	uint8_t *dst;    /**< where the next packet's payload goes */
+	uint8_t *dst;    /**< where the next MIDDLE packet's payload goes */
 	uint32_t n;      /**< packets taken so far */
 	bool ackreq;     /**< one of them asked for an ACK */
+	bool only;       /**< WRITE ONLY packets, each with a RETH of its own */
 };
 
 /**
  * How many of the @p n frames at @p pkts (parsed, their ICRCs not yet
  * checked) make a run for @p qp, the QP the first is addressed to: from
- * the first on, WRITE MIDDLE packets of @p qp's service to it, one MTU of
- * payload each, at its expected PSN and on, with its P_Key, not marked
- * CE, that fit what is left of its WRITE and whose range its region
- * takes, while it receives requests. 0 when the first is not such a
- * packet: the frames go to droce_resp_rx() one by one, which says why.
+ * the first on, packets of @p qp's service to it with the first one's
+ * opcode, at its expected PSN and on, with its P_Key, not marked CE,
+ * while it receives requests and takes remote writes. Either WRITE
+ * MIDDLE packets, one MTU of payload each, that fit what is left of its
+ * WRITE and whose range its region takes; or, between messages, two or
+ * more WRITE ONLY packets of at most an MTU each. 0 when the first is
+ * not such a packet: the frames go to droce_resp_rx() one by one, which
+ * says why.
  */
 unsigned droce_resp_write_run_start(struct droce_tx *tx, struct droce_qp *qp,
 				    struct rte_mbuf *const *pkts, unsigned n,
 				    struct droce_write_run *run);
 
 /**
- * Take the next frame of @p run, @p m, once its ICRC was checked: its
- * payload goes where the run is, now or beside the next frame's check
- * (droce_payload_to_mem()).
+ * Take the next frame of @p run for @p qp, @p m, once its ICRC was
+ * checked: its payload goes where the run is (a MIDDLE packet) or where
+ * its RETH says (an ONLY packet), now or beside the next frame's check
+ * (droce_payload_to_mem()). The RETH is read only now: a corrupt one
+ * never decides where bytes land.
+ * @return false, taking nothing, when @p m is an ONLY packet whose RETH
+ * droce_resp_rx() would refuse (another length than its payload's, a
+ * range its region does not take): the run ends before it, and it goes
+ * to droce_resp_rx(), which refuses it as always.
  */
-void droce_resp_write_run_frame(struct droce_tx *tx, struct droce_write_run *run,
-				struct rte_mbuf *m);
+bool droce_resp_write_run_frame(struct droce_tx *tx, struct droce_qp *qp,
+				struct droce_write_run *run, struct rte_mbuf *m);
 
 /**
- * The run's packets taken: @p qp's WRITE goes on after them, as
- * droce_resp_rx() would have left it, owing an ACK when one asked.
+ * The run's packets taken: @p qp goes on after them as droce_resp_rx()
+ * would have left it (its WRITE under way further on, or as many
+ * messages more), owing an ACK when one asked.
  */
 void droce_resp_write_run_end(struct droce_tx *tx, struct droce_qp *qp,
 			      const struct droce_write_run *run);

@@ -1192,6 +1192,326 @@ START_TEST(write_runs_of_two_qps_interleaved)
 }
 END_TEST
 
+/*
+ * Small WRITEs one after the other in one burst are taken a run at a time
+ * too (WRITE ONLY packets, droce_resp_write_run_start()): checked once as
+ * a run, each with a RETH of its own, read only once its ICRC passed.
+ * What the run's packets may differ in, one packet at a time, and what
+ * droce_resp_rx() does about it, which the run must leave to it. Message
+ * i carries only_len(i) bytes of pattern at only_off(i) into buf.
+ */
+struct only_test {
+	uint8_t svc;            /* DROCE_SVC_RC or DROCE_SVC_UC */
+	unsigned msgs;          /* messages, at most ONLY_MAX */
+	unsigned bad_icrc;      /* message with a wrong ICRC (UINT_MAX: none) */
+	unsigned bad_rkey;      /* message whose RETH names no region */
+	unsigned past_region;   /* message whose range runs past its region */
+	unsigned other_len;     /* message whose RETH says a byte more */
+	unsigned other_pkey;    /* message of another partition */
+	unsigned ce;            /* message marked CE */
+	uint32_t seg;           /* bytes per mbuf segment (0: one segment) */
+	uint32_t psn;           /* the first message's PSN (0: PSN) */
+};
+
+#define ONLY_MAX 16
+#define ONLY_RUN(svc_, n) { .svc = (svc_), .msgs = (n), .bad_icrc = UINT32_MAX, \
+			    .bad_rkey = UINT32_MAX, .past_region = UINT32_MAX, \
+			    .other_len = UINT32_MAX, .other_pkey = UINT32_MAX, .ce = UINT32_MAX }
+
+/* 0 to MTU bytes, most not a multiple of 4 (a pad): the first message has
+ * none, the fourth a whole MTU. */
+static uint32_t
+only_len(unsigned i)
+{
+	return i == 3 ? MTU : (i * 61) % MTU;
+}
+
+static uint32_t
+only_off(unsigned i)
+{
+	return i * 2 * MTU;
+}
+
+/* Messages @p first..@p last - 1 of @p t in one RX burst; the last one
+ * sent asks for an ACK. */
+static void
+only_run(struct ibv_qp *qp, const struct only_test *t, unsigned first, unsigned last)
+{
+	for (unsigned i = first; i < last; i++) {
+		uint32_t len = only_len(i);
+		uint64_t va = i == t->past_region ? (uintptr_t)buf + BUF - len / 2 :
+			      (uintptr_t)buf + only_off(i);
+		struct droce_reth r = reth(va, i == t->bad_rkey ? mr->rkey ^ 0xff : mr->rkey,
+					   len + (i == t->other_len));
+
+		droce_peer_queue(&peer, &(struct droce_peer_frame){
+			.opcode = t->svc | DROCE_OP_WRITE_ONLY, .dqpn = qp->qp_num,
+			.psn = (t->psn != 0 ? t->psn : PSN) + i,
+			.ackreq = i + 1 == last, .ext = &r, .ext_len = sizeof(r),
+			.payload = pattern + only_off(i), .len = len, .seg = t->seg,
+			.bad_icrc = i == t->bad_icrc, .pkey = i == t->other_pkey ? 0x8001 : 0,
+			.tclass = i == t->ce ? 3 : 0 });
+	}
+	droce_peer_run(&peer);
+}
+
+/* Each message of @p t with its bit in @p landed is where it belongs;
+ * every other byte of buf is 0. */
+static void
+expect_only_landed(const struct only_test *t, uint32_t landed)
+{
+	for (unsigned i = 0; i < ONLY_MAX; i++) {
+		uint32_t len = i < t->msgs && (landed >> i) & 1 ? only_len(i) : 0;
+
+		ck_assert_int_eq(memcmp(buf + only_off(i), pattern + only_off(i), len), 0);
+		for (uint32_t b = only_off(i) + len; b < only_off(i + 1); b++)
+			ck_assert_msg(buf[b] == 0, "message %u: byte %u written", i, b);
+	}
+	for (uint32_t b = only_off(ONLY_MAX); b < BUF; b++)
+		ck_assert_uint_eq(buf[b], 0);
+}
+
+/* The next frame the device sent is an ACK with MSN @p msn. */
+static void
+expect_ack_msn(uint32_t msn)
+{
+	struct droce_pkt pkt;
+	struct rte_mbuf *m;
+
+	while ((m = droce_peer_recv(&peer, &pkt)) != NULL && pkt.op == NULL)
+		rte_pktmbuf_free(m);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(pkt.opcode & DROCE_OP_MASK, DROCE_OP_ACK);
+	ck_assert_uint_eq(droce_aeth_syndrome(droce_pkt_hdr(m, &pkt, DROCE_HDR_AETH)) &
+			  DROCE_AETH_TYPE_MASK, DROCE_AETH_ACK);
+	ck_assert_uint_eq(droce_aeth_msn(droce_pkt_hdr(m, &pkt, DROCE_HDR_AETH)), msn);
+	rte_pktmbuf_free(m);
+}
+
+/* Whole, in one burst or split across two anywhere, in one segment and
+ * chained: every message lands, each counted once in the ACK's MSN; a
+ * burst's lone message is no run. */
+START_TEST(only_run_lands_each)
+{
+	struct only_test t = ONLY_RUN(DROCE_SVC_RC, ONLY_MAX);
+
+	for (unsigned split = 1; split <= t.msgs; split++) {
+		struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+		uint64_t runs = droce_peer_stat(&peer, "rx_run_pkts");
+		unsigned in_runs = (split >= 2 ? split : 0) + (t.msgs - split >= 2 ? t.msgs - split : 0);
+
+		t.seg = split % 2 ? 0 : 100;
+		memset(buf, 0, BUF);
+		only_run(qp, &t, 0, split);
+		expect_ack_msn(split);
+		if (split < t.msgs) {
+			only_run(qp, &t, split, t.msgs);
+			expect_ack_msn(t.msgs);
+		}
+		expect_only_landed(&t, (1u << t.msgs) - 1);
+		ck_assert_uint_eq(droce_peer_stat(&peer, "rx_run_pkts"), runs + in_runs);
+		ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_RTS);
+		/* The same burst again: duplicates, ACKed, nothing written twice. */
+		memset(buf, 0, BUF);
+		only_run(qp, &t, 0, t.msgs);
+		expect_ack_msn(t.msgs);
+		expect_only_landed(&t, 0);
+		destroy(qp);
+	}
+}
+END_TEST
+
+/* A corrupt message ends the run, and its RETH, which names memory of the
+ * region, writes nothing: those before it land, none after it does (a
+ * sequence NAK), and the messages resent from there land. */
+START_TEST(only_run_with_a_corrupt_message)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	uint64_t bad_icrc = port_bad_icrc(), runs = droce_peer_stat(&peer, "rx_run_pkts");
+	struct only_test t = ONLY_RUN(DROCE_SVC_RC, 12);
+
+	t.bad_icrc = 5;
+	memset(buf, 0, BUF);
+	only_run(qp, &t, 0, t.msgs);
+	ck_assert_uint_eq(port_bad_icrc(), bad_icrc + 1);
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR);
+	expect_only_landed(&t, 0x1f);
+	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_run_pkts"), runs + 5);
+	t.bad_icrc = UINT32_MAX;
+	only_run(qp, &t, 5, t.msgs);
+	expect_ack_msn(t.msgs);
+	expect_only_landed(&t, (1u << t.msgs) - 1);
+	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_run_pkts"), runs + 12);
+	destroy(qp);
+}
+END_TEST
+
+/* A message the responder refuses ends the run before it: one whose RETH
+ * names no region or runs past its region (a remote access error), or
+ * says another length than the packet holds (an invalid request). Those
+ * before it land and are ACKed by the NAK's MSN; it and those after it
+ * write nothing; the QP goes to the error state with the event a NIC
+ * raises. */
+START_TEST(only_run_refused_message)
+{
+	for (unsigned why = 0; why < 3; why++) {
+		struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+		uint64_t access = droce_peer_stat(&peer, "rx_bad_access");
+		uint64_t length = droce_peer_stat(&peer, "rx_bad_length");
+		struct only_test t = ONLY_RUN(DROCE_SVC_RC, 10);
+
+		if (why == 0)
+			t.bad_rkey = 4;
+		else if (why == 1)
+			t.past_region = 4;
+		else
+			t.other_len = 4;
+		memset(buf, 0, BUF);
+		only_run(qp, &t, 0, t.msgs);
+		expect_aeth(DROCE_AETH_NAK | (why < 2 ? DROCE_NAK_REM_ACCESS_ERR :
+						       DROCE_NAK_INVALID_REQ));
+		expect_only_landed(&t, 0xf);
+		ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_access"), access + (why < 2));
+		ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_length"), length + (why == 2));
+		ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_ERR);
+		expect_event(qp, why < 2 ? IBV_EVENT_QP_ACCESS_ERR : IBV_EVENT_QP_REQ_ERR);
+		destroy(qp);
+	}
+}
+END_TEST
+
+/* A message of another partition is dropped and counted; those after it
+ * are a gap. One marked CE is taken, and asks for a CNP. */
+START_TEST(only_run_pkey_and_ce_per_message)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	uint64_t pkey = droce_peer_stat(&peer, "rx_bad_pkey");
+	uint64_t ce = droce_peer_stat(&peer, "ce_received");
+	struct only_test t = ONLY_RUN(DROCE_SVC_RC, 10);
+	struct droce_pkt pkt;
+	struct rte_mbuf *m;
+
+	t.other_pkey = 6;
+	t.ce = 2;
+	memset(buf, 0, BUF);
+	only_run(qp, &t, 0, t.msgs);
+	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_pkey"), pkey + 1);
+	ck_assert_uint_eq(droce_peer_stat(&peer, "ce_received"), ce + 1);
+	m = droce_peer_recv(&peer, &pkt);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(pkt.opcode, DROCE_OPCODE_CNP);
+	rte_pktmbuf_free(m);
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR);
+	expect_only_landed(&t, 0x3f);
+	destroy(qp);
+}
+END_TEST
+
+/* Small WRITEs inside a SEND under way break the opcode sequence: the
+ * first is refused (an invalid request), none lands, and the SEND's
+ * receive completes once, in error. */
+START_TEST(only_run_inside_a_send_is_refused)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct only_test t = ONLY_RUN(DROCE_SVC_RC, 6);
+	struct ibv_wc wc[2];
+
+	memset(buf, 0, BUF);
+	t.psn = PSN + 1;
+	post_recv(qp, 5, BUF / 2, 4 * MTU);
+	droce_peer_queue(&peer, &(struct droce_peer_frame){
+		.opcode = DROCE_OP_SEND_FIRST, .dqpn = qp->qp_num, .psn = PSN,
+		.payload = pattern, .len = MTU });
+	droce_peer_run(&peer);
+	only_run(qp, &t, 0, t.msgs);
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
+	ck_assert_int_eq(poll_all(wc, 2), 1);
+	ck_assert_uint_eq(wc[0].wr_id, 5);
+	ck_assert_int_ne(wc[0].status, IBV_WC_SUCCESS);
+	memset(buf + BUF / 2, 0, MTU);
+	expect_only_landed(&t, 0);
+	ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_ERR);
+	expect_event(qp, IBV_EVENT_QP_REQ_ERR);
+	destroy(qp);
+}
+END_TEST
+
+/* UC takes runs too, unacknowledged; a lost message loses only itself:
+ * the next ONLY starts a message. */
+START_TEST(only_run_on_uc)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_UC, NULL);
+	struct only_test t = ONLY_RUN(DROCE_SVC_UC, 8);
+	struct droce_pkt pkt;
+
+	memset(buf, 0, BUF);
+	only_run(qp, &t, 0, t.msgs);
+	expect_only_landed(&t, 0xff);
+	memset(buf, 0, BUF);
+	t.bad_icrc = 2;
+	only_run(qp, &t, 0, t.msgs);
+	/* The first two are duplicates to UC's new expected PSN: new messages. */
+	expect_only_landed(&t, 0xfb);
+	ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_RTS);
+	droce_peer_run(&peer);
+	ck_assert_ptr_null(droce_peer_recv(&peer, &pkt));
+	destroy(qp);
+}
+END_TEST
+
+/* A WRITE with immediate between small WRITEs ends their run and takes
+ * its receive; a long WRITE in the same burst too: everything lands, the
+ * receive completes once with its immediate, and one ACK counts every
+ * message. */
+START_TEST(only_runs_around_other_writes)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct only_test t = ONLY_RUN(DROCE_SVC_RC, 12);
+	const uint32_t imm_at = 4, long_at = 8, long_off = BUF / 2;
+	struct ibv_wc wc[2];
+	uint32_t psn = PSN;
+
+	memset(buf, 0, BUF);
+	post_recv(qp, 77, 0, 0);
+	for (unsigned i = 0; i < t.msgs; i++) {
+		struct droce_reth r = reth((uintptr_t)buf + only_off(i), mr->rkey, only_len(i));
+		struct { struct droce_reth reth; struct droce_immdt imm; } ri = {
+			r, { .imm = rte_cpu_to_be_32(0xabcd) } };
+
+		if (i == long_at) {
+			/* FIRST, two MIDDLE and LAST into the upper half. */
+			struct droce_reth lr = reth((uintptr_t)buf + long_off, mr->rkey, 4 * MTU);
+
+			for (unsigned p = 0; p < 4; p++)
+				droce_peer_queue(&peer, &(struct droce_peer_frame){
+					.opcode = p == 0 ? DROCE_OP_WRITE_FIRST : p == 3 ?
+						  DROCE_OP_WRITE_LAST : DROCE_OP_WRITE_MIDDLE,
+					.dqpn = qp->qp_num, .psn = psn++, .ext = p == 0 ? &lr : NULL,
+					.ext_len = p == 0 ? sizeof(lr) : 0,
+					.payload = pattern + long_off + p * MTU, .len = MTU });
+		}
+		droce_peer_queue(&peer, &(struct droce_peer_frame){
+			.opcode = i == imm_at ? DROCE_OP_WRITE_ONLY_IMM : DROCE_OP_WRITE_ONLY,
+			.dqpn = qp->qp_num, .psn = psn++, .ackreq = i + 1 == t.msgs,
+			.ext = i == imm_at ? (const void *)&ri : &r,
+			.ext_len = i == imm_at ? sizeof(ri) : sizeof(r),
+			.payload = pattern + only_off(i), .len = only_len(i) });
+	}
+	droce_peer_run(&peer);
+	expect_ack_msn(t.msgs + 1);
+	ck_assert_int_eq(poll_all(wc, 2), 1);
+	ck_assert_uint_eq(wc[0].wr_id, 77);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc[0].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_uint_eq(wc[0].byte_len, only_len(imm_at));
+	ck_assert_uint_eq(wc[0].imm_data, rte_cpu_to_be_32(0xabcd));
+	ck_assert_int_eq(memcmp(buf + long_off, pattern + long_off, 4 * MTU), 0);
+	memset(buf + long_off, 0, 4 * MTU);
+	expect_only_landed(&t, (1u << t.msgs) - 1);
+	destroy(qp);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1227,6 +1547,13 @@ main(void)
 	tcase_add_test(tc, write_run_after_remote_write_is_disabled);
 	tcase_add_test(tc, write_run_on_uc);
 	tcase_add_test(tc, write_runs_of_two_qps_interleaved);
+	tcase_add_test(tc, only_run_lands_each);
+	tcase_add_test(tc, only_run_with_a_corrupt_message);
+	tcase_add_test(tc, only_run_refused_message);
+	tcase_add_test(tc, only_run_pkey_and_ce_per_message);
+	tcase_add_test(tc, only_run_inside_a_send_is_refused);
+	tcase_add_test(tc, only_run_on_uc);
+	tcase_add_test(tc, only_runs_around_other_writes);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
