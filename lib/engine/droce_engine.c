@@ -407,18 +407,22 @@ engine_rx_one(struct droce_engine *e, struct rte_mbuf *m)
 			engine_rx_qp(e, droce_num_table_lookup(e->qpt, qpn[i]), m);
 }
 
-/* A run of WRITE packets the RX loop is in (droce_write_run). */
+/* A run of requests the RX loop is in (droce_rx_run). */
 struct engine_run {
 	struct droce_qp *qp;
 	unsigned left;               /**< its frames still to come (0: none) */
-	struct droce_write_run w;
+	struct droce_rx_run w;
 };
+
+/* The opcodes (without their service) that may start a run. */
+#define RUN_OPCODES (UINT32_C(1) << DROCE_OP_WRITE_MIDDLE | UINT32_C(1) << DROCE_OP_WRITE_ONLY | \
+		     UINT32_C(1) << DROCE_OP_SEND_ONLY | UINT32_C(1) << DROCE_OP_SEND_ONLY_IMM)
 
 /*
  * May a run start at @p pkts[i] of @p n? A long WRITE's MIDDLE packet, or
- * a WRITE ONLY packet with another to the same QP behind it: a message
- * alone, as in a latency test, has no check to share and pays nothing
- * more than this look. Inlined: every frame takes it.
+ * a small WRITE's or SEND's only packet with another alike behind it: a
+ * message alone, as in a latency test, has no check to share and pays
+ * nothing more than this look. Inlined: every frame takes it.
  */
 static __rte_always_inline bool
 engine_run_begins(struct rte_mbuf *const *pkts, unsigned i, unsigned n)
@@ -426,7 +430,7 @@ engine_run_begins(struct rte_mbuf *const *pkts, unsigned i, unsigned n)
 	const struct droce_pkt *p = droce_pkt_of(pkts[i]), *next;
 	uint8_t op = p->opcode & DROCE_OP_MASK;
 
-	if (likely(op != DROCE_OP_WRITE_MIDDLE && op != DROCE_OP_WRITE_ONLY))
+	if (likely(!((RUN_OPCODES >> op) & 1)))
 		return false;
 	if (op == DROCE_OP_WRITE_MIDDLE)
 		return true;
@@ -438,7 +442,7 @@ engine_run_begins(struct rte_mbuf *const *pkts, unsigned i, unsigned n)
 
 /*
  * Do the frames from @p pkts[0] on make a run
- * (droce_resp_write_run_start())? Then @p run holds it: each of its
+ * (droce_resp_rx_run_start())? Then @p run holds it: each of its
  * frames has its ICRC checked and is taken (engine_run_frame()), and
  * what the engine does per frame for its QP (engine_rx_qp()) is done
  * once, as it ends (engine_run_end()). Out of line: other frames pay only
@@ -452,7 +456,7 @@ engine_run_start(struct droce_engine *e, struct engine_run *run, struct rte_mbuf
 
 	if (qp == NULL || __atomic_load_n(&qp->destroying, __ATOMIC_ACQUIRE))
 		return;
-	run->left = droce_resp_write_run_start(&e->tx, qp, pkts, n, &run->w);
+	run->left = droce_resp_rx_run_start(&e->tx, qp, pkts, n, &run->w);
 	run->qp = qp;
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_validity);
 }
@@ -462,7 +466,7 @@ engine_run_end(struct droce_engine *e, struct engine_run *run)
 {
 	struct droce_qp *qp = run->qp;
 
-	droce_resp_write_run_end(&e->tx, qp, &run->w);
+	droce_resp_rx_run_end(&e->tx, qp, &run->w);
 	qp->stats.rx_pkts += run->w.n;
 	engine_count_work(e, qp, run->w.n);
 	engine_rx_after(e, qp);
@@ -481,7 +485,7 @@ engine_run_frame(struct droce_engine *e, struct engine_run *run, struct rte_mbuf
 {
 	if (ok) {
 		droce_stage_lap(&e->tx.stage, DROCE_STAGE_icrc);
-		if (unlikely(!droce_resp_write_run_frame(&e->tx, run->qp, &run->w, m))) {
+		if (unlikely(!droce_resp_rx_run_frame(&e->tx, run->qp, &run->w, m))) {
 			run->left = 0;
 			engine_run_end(e, run);
 			return false;

@@ -105,11 +105,11 @@ cq_notify(struct droce_cq *cq, bool wake)
 }
 
 int
-droce_cq_push_burst(struct droce_cq *cq, const struct ibv_wc *wc, unsigned n)
+droce_cq_push_burst(struct droce_cq *cq, const struct ibv_wc *wc, unsigned n, bool solicited)
 {
 	uint32_t prod, room;
 	unsigned i, put;
-	bool wake = false, first = false;
+	bool wake = solicited, first = false;
 
 	if (n == 0)
 		return 0;

@@ -91,12 +91,14 @@ void droce_cq_fini(struct droce_cq *cq);
 int droce_cq_push(struct droce_cq *cq, const struct ibv_wc *wc, bool solicited);
 
 /**
- * Add @p n send-side completions with one tail update (producer side),
- * waking an armed channel once (an error counts as solicited). What does
- * not fit is lost and puts the CQ in error, as with droce_cq_push().
+ * Add @p n completions with one tail update (producer side), waking an
+ * armed channel once: @p solicited says whether one of them counts for a
+ * solicited-only request (an error always does). What does not fit is
+ * lost and puts the CQ in error, as with droce_cq_push().
  * @return how many were written.
  */
-int droce_cq_push_burst(struct droce_cq *cq, const struct ibv_wc *wc, unsigned n);
+int droce_cq_push_burst(struct droce_cq *cq, const struct ibv_wc *wc, unsigned n,
+			bool solicited);
 
 /** Free entries now (producer side estimate). */
 static inline uint32_t

@@ -83,7 +83,7 @@ static inline void
 comp_publish(struct droce_qp *qp, uint32_t cons, const struct ibv_wc *wc, unsigned n)
 {
 	__atomic_store_n(&qp->sq.cons, cons, __ATOMIC_RELEASE);
-	droce_cq_push_burst(qp->scq, wc, n);
+	droce_cq_push_burst(qp->scq, wc, n, false);
 }
 
 /*

@@ -78,12 +78,15 @@ resp_error(struct droce_tx *tx, struct droce_qp *qp, uint8_t code, uint32_t psn,
 	droce_qp_event(qp, access ? IBV_EVENT_QP_ACCESS_ERR : IBV_EVENT_QP_REQ_ERR);
 }
 
-static void
-resp_recv_complete(struct droce_qp *qp, struct droce_recv_wqe *r, enum ibv_wc_status status,
-		   enum ibv_wc_opcode opcode, uint32_t byte_len, const struct droce_pkt *pkt,
-		   struct rte_mbuf *m)
+void
+droce_resp_recv_wc(const struct droce_qp *qp, const struct droce_recv_wqe *r,
+		   enum ibv_wc_status status, enum ibv_wc_opcode opcode, uint32_t byte_len,
+		   const struct droce_pkt *pkt, struct rte_mbuf *m, struct ibv_wc *wc)
 {
-	struct ibv_wc wc = {
+	const struct droce_immdt *imm = droce_pkt_hdr(m, pkt, DROCE_HDR_IMMDT);
+	const struct droce_ieth *ieth = droce_pkt_hdr(m, pkt, DROCE_HDR_IETH);
+
+	*wc = (struct ibv_wc){
 		.wr_id = r->wr_id,
 		.status = status,
 		.opcode = opcode,
@@ -91,25 +94,32 @@ resp_recv_complete(struct droce_qp *qp, struct droce_recv_wqe *r, enum ibv_wc_st
 		.qp_num = qp->qpn,
 		.src_qp = qp->attr.dest_qp_num,
 	};
-	const struct droce_immdt *imm = droce_pkt_hdr(m, pkt, DROCE_HDR_IMMDT);
-	const struct droce_ieth *ieth = droce_pkt_hdr(m, pkt, DROCE_HDR_IETH);
-
 	if (imm != NULL) {
-		wc.wc_flags |= IBV_WC_WITH_IMM;
-		wc.imm_data = imm->imm;
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		wc->imm_data = imm->imm;
 	} else if (ieth != NULL) {
-		wc.wc_flags |= IBV_WC_WITH_INV;
-		wc.invalidated_rkey = rte_be_to_cpu_32(ieth->rkey);
+		wc->wc_flags |= IBV_WC_WITH_INV;
+		wc->invalidated_rkey = rte_be_to_cpu_32(ieth->rkey);
 	}
 	if (qp->type == IBV_QPT_UD) {
 		const struct droce_deth *deth = droce_pkt_hdr(m, pkt, DROCE_HDR_DETH);
 
-		wc.src_qp = droce_get24(deth->sqpn);
-		wc.wc_flags |= IBV_WC_GRH;
+		wc->src_qp = droce_get24(deth->sqpn);
+		wc->wc_flags |= IBV_WC_GRH;
 		/* RoCE has no SL; mlx5 reports the network header's kind there
 		 * (2: IPv4, 0: IPv6) and UCX reads it to parse the GRH. */
-		wc.sl = pkt->ipv6 ? 0 : 2;
+		wc->sl = pkt->ipv6 ? 0 : 2;
 	}
+}
+
+static void
+resp_recv_complete(struct droce_qp *qp, struct droce_recv_wqe *r, enum ibv_wc_status status,
+		   enum ibv_wc_opcode opcode, uint32_t byte_len, const struct droce_pkt *pkt,
+		   struct rte_mbuf *m)
+{
+	struct ibv_wc wc;
+
+	droce_resp_recv_wc(qp, r, status, opcode, byte_len, pkt, m, &wc);
 	droce_cq_push(qp->rcq, &wc, droce_bth_se(droce_pkt_hdr(m, pkt, DROCE_HDR_BTH)));
 	qp->resp.has_wqe = false;
 }

@@ -56,7 +56,7 @@ struct droce_port;
 	X(rx_bad_invalidate) /* SEND with invalidate of a key that cannot be */ \
 	X(naks_inv_req_sent)     /* NAK invalid request sent */		\
 	X(naks_rem_access_sent)  /* NAK remote access error sent */	\
-	X(rx_run_pkts)       /* WRITE MIDDLE and ONLY packets taken a run at a time */
+	X(rx_run_pkts)       /* WRITE MIDDLE, WRITE ONLY and SEND ONLY packets taken a run at a time */
 
 /** The counters of DROCE_RX_STATS, written by one engine only. */
 struct droce_rx_stats {
@@ -424,7 +424,7 @@ bool droce_rx_check(struct droce_tx *tx, const struct droce_qp *qp, struct rte_m
  * droce_rx_check() without counting: would @p pkt pass it? It reads of
  * the packet only its opcode, its P_Key and (UD) its Q_Key, so a packet
  * with the same opcode and P_Key as one that passes, for a QP other than
- * UD, passes as well (droce_resp_write_run_start()).
+ * UD, passes as well (droce_resp_rx_run_start()).
  */
 bool droce_rx_acceptable(struct droce_tx *tx, const struct droce_qp *qp, struct rte_mbuf *m,
 			 const struct droce_pkt *pkt);
@@ -522,22 +522,36 @@ void droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 /** Send owed ACKs/NAKs and READ responses. @return true while some are left. */
 bool droce_resp_run(struct droce_tx *tx, struct droce_qp *qp);
 
+/** The most packets a run takes (droce_rx_run): an RX burst's. */
+#define DROCE_RX_RUN_MAX 32
+
+/** What a run of requests is made of (droce_rx_run). */
+enum droce_rx_run_kind {
+	DROCE_RUN_WRITE_MIDDLE,     /**< the middle of the long WRITE under way */
+	DROCE_RUN_WRITE_ONLY,       /**< small WRITEs, each with a RETH of its own */
+	DROCE_RUN_SEND_ONLY,        /**< small SENDs (with immediate or not), each a receive */
+};
+
 /**
- * RDMA WRITEs handled a run at a time: consecutive packets of one burst,
- * in PSN order, that droce_resp_rx() would take each the same way,
- * through the same checks. Two kinds: the MIDDLE packets that continue
- * the long WRITE @p qp is receiving, and WRITE ONLY packets, small
- * messages one after the other. A run makes the checks that are the same
- * for all of them once (the QP, its state and rights, the opcode
- * sequence; for MIDDLE packets the region for the whole range) and
- * leaves per packet only its ICRC check, the copy and, for an ONLY
- * packet, its own RETH's length and region.
+ * Requests handled a run at a time: consecutive packets of one burst, in
+ * PSN order, that droce_resp_rx() would take each the same way, through
+ * the same checks. Three kinds (droce_rx_run_kind): the MIDDLE packets
+ * that continue the long WRITE @p qp is receiving, and small messages of
+ * one packet one after the other, WRITEs or SENDs. A run makes the
+ * checks that are the same for all of them once (the QP, its state and
+ * rights, the opcode sequence; for MIDDLE packets the region for the
+ * whole range) and leaves per packet only its ICRC check, the copy and
+ * what is the packet's own: a WRITE ONLY packet's RETH, a SEND's receive.
+ * A SEND's completions are written to the CQ as the run ends, in one
+ * step.
  */
-struct droce_write_run {
+struct droce_rx_run {
 	uint8_t *dst;    /**< where the next MIDDLE packet's payload goes */
 	uint32_t n;      /**< packets taken so far */
 	bool ackreq;     /**< one of them asked for an ACK */
-	bool only;       /**< WRITE ONLY packets, each with a RETH of its own */
+	bool solicited;  /**< one of its SENDs asked for a solicited event */
+	uint8_t kind;    /**< enum droce_rx_run_kind */
+	struct ibv_wc wc[DROCE_RX_RUN_MAX]; /**< its SENDs' completions (n of them) */
 };
 
 /**
@@ -545,38 +559,50 @@ struct droce_write_run {
  * checked) make a run for @p qp, the QP the first is addressed to: from
  * the first on, packets of @p qp's service to it with the first one's
  * opcode, at its expected PSN and on, with its P_Key, not marked CE,
- * while it receives requests and takes remote writes. Either WRITE
+ * while it receives requests, at most DROCE_RX_RUN_MAX. Either WRITE
  * MIDDLE packets, one MTU of payload each, that fit what is left of its
  * WRITE and whose range its region takes; or, between messages, two or
- * more WRITE ONLY packets of at most an MTU each. 0 when the first is
- * not such a packet: the frames go to droce_resp_rx() one by one, which
- * says why.
+ * more WRITE ONLY packets (the QP takes remote writes) or SEND ONLY
+ * packets (with immediate or not) of at most an MTU each, of an RC or UC
+ * QP. 0 when the first is not such a packet: the frames go to
+ * droce_resp_rx() one by one, which says why.
  */
-unsigned droce_resp_write_run_start(struct droce_tx *tx, struct droce_qp *qp,
-				    struct rte_mbuf *const *pkts, unsigned n,
-				    struct droce_write_run *run);
+unsigned droce_resp_rx_run_start(struct droce_tx *tx, struct droce_qp *qp,
+				 struct rte_mbuf *const *pkts, unsigned n, struct droce_rx_run *run);
 
 /**
  * Take the next frame of @p run for @p qp, @p m, once its ICRC was
- * checked: its payload goes where the run is (a MIDDLE packet) or where
- * its RETH says (an ONLY packet), now or beside the next frame's check
- * (droce_payload_to_mem()). The RETH is read only now: a corrupt one
- * never decides where bytes land.
- * @return false, taking nothing, when @p m is an ONLY packet whose RETH
- * droce_resp_rx() would refuse (another length than its payload's, a
- * range its region does not take): the run ends before it, and it goes
- * to droce_resp_rx(), which refuses it as always.
+ * checked: its payload goes where the run is (a MIDDLE packet), where its
+ * RETH says (a WRITE ONLY packet) or into the next receive (a SEND), now
+ * or beside the next frame's check (droce_payload_to_mem()). The RETH is
+ * read only now: a corrupt one never decides where bytes land.
+ * @return false, taking nothing, when @p m is a packet droce_resp_rx()
+ * would not take as the run does: a WRITE ONLY packet whose RETH it
+ * refuses (another length than its payload's, a range its region does
+ * not take); a SEND with no receive or no room in the CQ for its
+ * completion (an RNR NAK), or whose receive is not one SGE that holds
+ * it. The run ends before it, and it goes to droce_resp_rx() (a receive
+ * claimed stays the QP's, for it to take).
  */
-bool droce_resp_write_run_frame(struct droce_tx *tx, struct droce_qp *qp,
-				struct droce_write_run *run, struct rte_mbuf *m);
+bool droce_resp_rx_run_frame(struct droce_tx *tx, struct droce_qp *qp, struct droce_rx_run *run,
+			     struct rte_mbuf *m);
 
 /**
- * The run's packets taken: @p qp goes on after them as droce_resp_rx()
- * would have left it (its WRITE under way further on, or as many
- * messages more), owing an ACK when one asked.
+ * The run's packets taken: their SENDs' completions are shown (their
+ * payloads in place first), and @p qp goes on as droce_resp_rx() would
+ * have left it (its WRITE under way further on, or as many messages
+ * more), owing an ACK when one asked.
  */
-void droce_resp_write_run_end(struct droce_tx *tx, struct droce_qp *qp,
-			      const struct droce_write_run *run);
+void droce_resp_rx_run_end(struct droce_tx *tx, struct droce_qp *qp, struct droce_rx_run *run);
+
+/**
+ * The completion of receive @p r of @p qp by the request @p pkt in @p m
+ * (its immediate, the key it invalidated, a datagram's source), into
+ * @p wc: what droce_resp_rx() and a run of SENDs both report.
+ */
+void droce_resp_recv_wc(const struct droce_qp *qp, const struct droce_recv_wqe *r,
+			enum ibv_wc_status status, enum ibv_wc_opcode opcode, uint32_t byte_len,
+			const struct droce_pkt *pkt, struct rte_mbuf *m, struct ibv_wc *wc);
 
 /**
  * Send only the ACK or NAK @p qp owes. A QP being destroyed still does

@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -942,7 +943,7 @@ END_TEST
 
 /*
  * A long WRITE's MIDDLE packets in one burst are taken a run at a time
- * (droce_resp_write_run_start()): checked once, copied one by one. What
+ * (droce_resp_rx_run_start()): checked once, copied one by one. What
  * the run's packets may differ in, one packet at a time, and what
  * droce_resp_rx() does about it, which the run must leave to it.
  */
@@ -1194,7 +1195,7 @@ END_TEST
 
 /*
  * Small WRITEs one after the other in one burst are taken a run at a time
- * too (WRITE ONLY packets, droce_resp_write_run_start()): checked once as
+ * too (WRITE ONLY packets, droce_resp_rx_run_start()): checked once as
  * a run, each with a RETH of its own, read only once its ICRC passed.
  * What the run's packets may differ in, one packet at a time, and what
  * droce_resp_rx() does about it, which the run must leave to it. Message
@@ -1512,6 +1513,332 @@ START_TEST(only_runs_around_other_writes)
 }
 END_TEST
 
+/*
+ * Small SENDs one after the other in one burst are taken a run at a time
+ * as well (SEND ONLY packets, with immediate or not): each takes the next
+ * receive, and their completions are written as the run ends, in one
+ * step. Message i carries only_len(i) bytes of pattern at only_off(i),
+ * for receive i at the same place of buf.
+ */
+struct send_test {
+	uint8_t opcode;         /* DROCE_OP_SEND_ONLY or DROCE_OP_SEND_ONLY_IMM, with a service */
+	unsigned msgs;          /* messages, at most ONLY_MAX */
+	unsigned bad_icrc;      /* message with a wrong ICRC (UINT_MAX: none) */
+	unsigned se;            /* message that asks for a solicited event */
+	uint32_t seg;           /* bytes per mbuf segment (0: one segment) */
+	uint32_t psn;           /* the first message's PSN (0: PSN) */
+};
+
+#define SEND_RUN(op, n) { .opcode = (op), .msgs = (n), .bad_icrc = UINT32_MAX, .se = UINT32_MAX }
+
+/* Messages @p first..@p last - 1 of @p t in one RX burst; the last one
+ * sent asks for an ACK. */
+static void
+send_run(struct ibv_qp *qp, const struct send_test *t, unsigned first, unsigned last)
+{
+	for (unsigned i = first; i < last; i++) {
+		rte_be32_t imm = rte_cpu_to_be_32(0x1000 + i);
+		bool with_imm = (t->opcode & DROCE_OP_MASK) == DROCE_OP_SEND_ONLY_IMM;
+
+		droce_peer_queue(&peer, &(struct droce_peer_frame){
+			.opcode = t->opcode, .dqpn = qp->qp_num,
+			.psn = (t->psn != 0 ? t->psn : PSN) + i, .ackreq = i + 1 == last,
+			.ext = with_imm ? &imm : NULL, .ext_len = with_imm ? sizeof(imm) : 0,
+			.payload = pattern + only_off(i), .len = only_len(i), .seg = t->seg,
+			.bad_icrc = i == t->bad_icrc, .se = i == t->se });
+	}
+	droce_peer_run(&peer);
+}
+
+/* Receives @p first..@p last - 1 of @p qp, each at its message's place. */
+static void
+post_send_recvs(struct ibv_qp *qp, unsigned first, unsigned last)
+{
+	for (unsigned i = first; i < last; i++)
+		post_recv(qp, i, only_off(i), 2 * MTU);
+}
+
+/* The next @p n completions on the CQ are those of receives @p first on,
+ * in order, each of its message of @p t. */
+static void
+expect_send_wcs(const struct send_test *t, unsigned first, unsigned n)
+{
+	struct ibv_wc wc[ONLY_MAX + 1];
+	bool with_imm = (t->opcode & DROCE_OP_MASK) == DROCE_OP_SEND_ONLY_IMM;
+
+	ck_assert_int_eq(poll_all(wc, ONLY_MAX + 1), (int)n);
+	for (unsigned k = 0; k < n; k++) {
+		unsigned i = first + k;
+
+		ck_assert_uint_eq(wc[k].wr_id, i);
+		ck_assert_int_eq(wc[k].status, IBV_WC_SUCCESS);
+		ck_assert_int_eq(wc[k].opcode, IBV_WC_RECV);
+		ck_assert_uint_eq(wc[k].byte_len, only_len(i));
+		ck_assert_uint_eq(!!(wc[k].wc_flags & IBV_WC_WITH_IMM), with_imm);
+		if (with_imm)
+			ck_assert_uint_eq(wc[k].imm_data, rte_cpu_to_be_32(0x1000 + i));
+	}
+}
+
+/* Whole, in one burst or split across two anywhere, in one segment and
+ * chained, with immediate data and without: every message lands in its
+ * receive, which completes once and in order; each is counted once in
+ * the ACK's MSN; a burst's lone message is no run. Sent again, they are
+ * duplicates: ACKed, nothing completes or lands twice. */
+START_TEST(send_run_lands_each)
+{
+	for (unsigned imm = 0; imm < 2; imm++) {
+		struct send_test t = SEND_RUN(imm ? DROCE_OP_SEND_ONLY_IMM : DROCE_OP_SEND_ONLY,
+					      ONLY_MAX);
+		struct only_test landed = ONLY_RUN(DROCE_SVC_RC, ONLY_MAX);
+
+		for (unsigned split = 1; split <= t.msgs; split += 3) {
+			struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+			uint64_t runs = droce_peer_stat(&peer, "rx_run_pkts");
+			unsigned in_runs = (split >= 2 ? split : 0) +
+					   (t.msgs - split >= 2 ? t.msgs - split : 0);
+
+			t.seg = split % 2 ? 0 : 100;
+			memset(buf, 0, BUF);
+			post_send_recvs(qp, 0, t.msgs);
+			send_run(qp, &t, 0, split);
+			expect_ack_msn(split);
+			expect_send_wcs(&t, 0, split);
+			if (split < t.msgs) {
+				send_run(qp, &t, split, t.msgs);
+				expect_ack_msn(t.msgs);
+				expect_send_wcs(&t, split, t.msgs - split);
+			}
+			expect_only_landed(&landed, (1u << t.msgs) - 1);
+			ck_assert_uint_eq(droce_peer_stat(&peer, "rx_run_pkts"), runs + in_runs);
+			memset(buf, 0, BUF);
+			post_send_recvs(qp, 0, 1);
+			send_run(qp, &t, 0, t.msgs);
+			expect_ack_msn(t.msgs);
+			expect_send_wcs(&t, 0, 0);
+			expect_only_landed(&landed, 0);
+			ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_RTS);
+			destroy(qp);
+		}
+	}
+}
+END_TEST
+
+/* Fewer receives than messages: those with one complete, the first
+ * without gets an RNR NAK and nothing after it lands; resent once
+ * receives are there, the rest complete, each once. */
+START_TEST(send_run_runs_out_of_receives)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct send_test t = SEND_RUN(DROCE_OP_SEND_ONLY, 12);
+	struct only_test landed = ONLY_RUN(DROCE_SVC_RC, 12);
+
+	memset(buf, 0, BUF);
+	post_send_recvs(qp, 0, 5);
+	send_run(qp, &t, 0, t.msgs);
+	expect_aeth(DROCE_AETH_RNR_NAK);
+	expect_send_wcs(&t, 0, 5);
+	expect_only_landed(&landed, 0x1f);
+	post_send_recvs(qp, 5, t.msgs);
+	send_run(qp, &t, 5, t.msgs);
+	expect_ack_msn(t.msgs);
+	expect_send_wcs(&t, 5, t.msgs - 5);
+	expect_only_landed(&landed, (1u << t.msgs) - 1);
+	destroy(qp);
+}
+END_TEST
+
+/* A receive CQ with room for fewer completions than messages: those that
+ * fit complete, the next gets an RNR NAK (no completion is lost, the CQ
+ * stays usable), and the rest complete once it was polled. */
+START_TEST(send_run_fills_the_cq)
+{
+	struct ibv_cq *small = ibv_create_cq(peer.ctx, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = small, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct droce_test_path path = { .dqpn = PEER_QPN, .dgid = peer.gid, .psn = PSN };
+	struct send_test t = SEND_RUN(DROCE_OP_SEND_ONLY, 12);
+	struct ibv_wc wc[16];
+	struct ibv_qp *qp;
+	unsigned done = 0;
+	int n;
+
+	ck_assert_ptr_nonnull(small);
+	qp = ibv_create_qp(pd, &ia);
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_int_eq(droce_test_connect(qp, &path), 0);
+	post_send_recvs(qp, 0, t.msgs);
+	while (done < t.msgs) {
+		send_run(qp, &t, done, t.msgs);
+		n = droce_peer_poll_cq(&peer, small, wc, 16);
+		ck_assert_int_gt(n, 0);
+		for (int k = 0; k < n; k++) {
+			ck_assert_int_eq(wc[k].status, IBV_WC_SUCCESS);
+			ck_assert_uint_eq(wc[k].wr_id, done + k);
+		}
+		done += (unsigned)n;
+		if (done < t.msgs)
+			expect_aeth(DROCE_AETH_RNR_NAK);
+	}
+	expect_ack_msn(t.msgs);
+	ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_RTS);
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	ck_assert_int_eq(ibv_destroy_cq(small), 0);
+	droce_peer_drain(&peer);
+}
+END_TEST
+
+/* A receive of two SGEs, and one too small: the run ends before each and
+ * leaves it to resp_send(). The first lands across its SGEs; the second
+ * completes in error (the QP goes to the error state, an invalid request
+ * NAKed), after every message before it completed. */
+START_TEST(send_run_into_other_receives)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct send_test t = SEND_RUN(DROCE_OP_SEND_ONLY, 8);
+	struct ibv_sge sge[2] = { { (uintptr_t)buf + only_off(3), 100, mr->lkey },
+				  { (uintptr_t)buf + only_off(3) + 100, 2 * MTU - 100, mr->lkey } };
+	struct ibv_recv_wr two = { .wr_id = 3, .sg_list = sge, .num_sge = 2 }, *bad;
+	struct ibv_wc wc[ONLY_MAX];
+	int n;
+
+	memset(buf, 0, BUF);
+	post_send_recvs(qp, 0, 3);
+	ck_assert_int_eq(ibv_post_recv(qp, &two, &bad), 0);
+	post_send_recvs(qp, 4, 6);
+	post_recv(qp, 6, only_off(6), only_len(6) - 1);
+	post_send_recvs(qp, 7, 8);
+	send_run(qp, &t, 0, t.msgs);
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_INVALID_REQ);
+	n = poll_all(wc, ONLY_MAX);
+	/* 0..5 in order, 6 in error; 7 flushed with the QP. */
+	ck_assert_int_ge(n, 7);
+	for (int k = 0; k < 6; k++) {
+		ck_assert_uint_eq(wc[k].wr_id, (unsigned)k);
+		ck_assert_int_eq(wc[k].status, IBV_WC_SUCCESS);
+		ck_assert_uint_eq(wc[k].byte_len, only_len(k));
+		ck_assert_int_eq(memcmp(buf + only_off(k), pattern + only_off(k), only_len(k)), 0);
+	}
+	ck_assert_uint_eq(wc[6].wr_id, 6);
+	ck_assert_int_eq(wc[6].status, IBV_WC_LOC_LEN_ERR);
+	ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_ERR);
+	expect_event(qp, IBV_EVENT_QP_REQ_ERR);
+	destroy(qp);
+}
+END_TEST
+
+/* A corrupt message ends the run: those before it complete, it and those
+ * after it do not (a sequence NAK); resent, they complete, each once. */
+START_TEST(send_run_with_a_corrupt_message)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct send_test t = SEND_RUN(DROCE_OP_SEND_ONLY_IMM, 10);
+	struct only_test landed = ONLY_RUN(DROCE_SVC_RC, 10);
+
+	memset(buf, 0, BUF);
+	post_send_recvs(qp, 0, t.msgs);
+	t.bad_icrc = 4;
+	send_run(qp, &t, 0, t.msgs);
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR);
+	expect_send_wcs(&t, 0, 4);
+	expect_only_landed(&landed, 0xf);
+	t.bad_icrc = UINT32_MAX;
+	send_run(qp, &t, 4, t.msgs);
+	expect_ack_msn(t.msgs);
+	expect_send_wcs(&t, 4, t.msgs - 4);
+	expect_only_landed(&landed, (1u << t.msgs) - 1);
+	destroy(qp);
+}
+END_TEST
+
+/* A QP on an SRQ takes its runs' receives from the SRQ; UC takes runs of
+ * SENDs too, unacknowledged. */
+START_TEST(send_run_on_srq_and_uc)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 32, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct send_test t = SEND_RUN(DROCE_OP_SEND_ONLY, 10);
+	struct only_test landed = ONLY_RUN(DROCE_SVC_RC, 10);
+	struct ibv_qp *qp;
+	struct droce_pkt pkt;
+
+	ck_assert_ptr_nonnull(srq);
+	qp = make_qp(IBV_QPT_RC, srq);
+	memset(buf, 0, BUF);
+	for (unsigned i = 0; i < t.msgs; i++) {
+		struct ibv_sge sge = { (uintptr_t)buf + only_off(i), 2 * MTU, mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		ck_assert_int_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
+	}
+	send_run(qp, &t, 0, t.msgs);
+	expect_ack_msn(t.msgs);
+	expect_send_wcs(&t, 0, t.msgs);
+	expect_only_landed(&landed, (1u << t.msgs) - 1);
+	destroy(qp);
+	ck_assert_int_eq(ibv_destroy_srq(srq), 0);
+
+	qp = make_qp(IBV_QPT_UC, NULL);
+	t.opcode = DROCE_SVC_UC | DROCE_OP_SEND_ONLY;
+	memset(buf, 0, BUF);
+	post_send_recvs(qp, 0, t.msgs);
+	send_run(qp, &t, 0, t.msgs);
+	expect_send_wcs(&t, 0, t.msgs);
+	expect_only_landed(&landed, (1u << t.msgs) - 1);
+	droce_peer_run(&peer);
+	ck_assert_ptr_null(droce_peer_recv(&peer, &pkt));
+	destroy(qp);
+}
+END_TEST
+
+/* A CQ armed for solicited completions only: a run of SENDs none of
+ * which asks for an event leaves it asleep; one whose SEND in the middle
+ * asks wakes it, once. */
+START_TEST(send_run_wakes_a_solicited_only_cq)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(peer.ctx);
+	struct ibv_cq *scq = ch != NULL ? ibv_create_cq(peer.ctx, 64, NULL, ch, 0) : NULL;
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = scq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct droce_test_path path = { .dqpn = PEER_QPN, .dgid = peer.gid, .psn = PSN };
+	struct send_test t = SEND_RUN(DROCE_OP_SEND_ONLY, 12);
+	struct pollfd pfd = { .events = POLLIN };
+	struct ibv_wc wc[16];
+	struct ibv_cq *ev_cq;
+	struct ibv_qp *qp;
+	void *ev_ctx;
+
+	ck_assert_ptr_nonnull(scq);
+	pfd.fd = ch->fd;
+	qp = ibv_create_qp(pd, &ia);
+	ck_assert_ptr_nonnull(qp);
+	ck_assert_int_eq(droce_test_connect(qp, &path), 0);
+	post_send_recvs(qp, 0, t.msgs);
+	ck_assert_int_eq(ibv_req_notify_cq(scq, 1), 0);
+	send_run(qp, &t, 0, 6);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, scq, wc, 16), 6);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	t.se = 8;
+	send_run(qp, &t, 6, t.msgs);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, scq, wc, 16), 6);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+	ck_assert_int_eq(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0);
+	ck_assert_ptr_eq(ev_cq, scq);
+	ibv_ack_cq_events(scq, 1);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	ck_assert_int_eq(ibv_destroy_qp(qp), 0);
+	droce_peer_drain(&peer);
+	ck_assert_int_eq(ibv_destroy_cq(scq), 0);
+	ck_assert_int_eq(ibv_destroy_comp_channel(ch), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1554,6 +1881,13 @@ main(void)
 	tcase_add_test(tc, only_run_inside_a_send_is_refused);
 	tcase_add_test(tc, only_run_on_uc);
 	tcase_add_test(tc, only_runs_around_other_writes);
+	tcase_add_test(tc, send_run_lands_each);
+	tcase_add_test(tc, send_run_runs_out_of_receives);
+	tcase_add_test(tc, send_run_fills_the_cq);
+	tcase_add_test(tc, send_run_into_other_receives);
+	tcase_add_test(tc, send_run_with_a_corrupt_message);
+	tcase_add_test(tc, send_run_on_srq_and_uc);
+	tcase_add_test(tc, send_run_wakes_a_solicited_only_cq);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
