@@ -51,31 +51,32 @@ droce_send_opcodes(enum ibv_qp_type t)
 	return ops;
 }
 
-/* Inlined into droce_post_send(): the call's saved registers were some
- * eight instructions of each post. */
-__rte_always_inline int
-droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const struct ibv_send_wr *wr)
+/* Opcodes whose WQE takes more than a SEND's, WRITE's or READ's fields
+ * (send_wqe_fill_other()): local operations, atomics, SEND with
+ * invalidate. */
+#define SEND_OPS_OTHER (UINT32_C(1) << IBV_WR_LOCAL_INV | UINT32_C(1) << IBV_WR_BIND_MW | \
+			UINT32_C(1) << IBV_WR_ATOMIC_CMP_AND_SWP |                        \
+			UINT32_C(1) << IBV_WR_ATOMIC_FETCH_AND_ADD |                      \
+			UINT32_C(1) << IBV_WR_SEND_WITH_INV)
+
+/*
+ * What every SEND, WRITE, READ and atomic WQE has: its SGEs (or inline
+ * data), length, flags, and where it goes. Inlined into
+ * droce_send_wqe_fill(): the call's saved registers were some eight
+ * instructions of each post.
+ */
+static __rte_always_inline int
+send_wqe_fill_data(const struct droce_qp *qp, struct droce_send_wqe *w,
+		   const struct ibv_send_wr *wr, enum ibv_wr_opcode opcode, unsigned int flags)
 {
-	/* Each read on its own, 4 bytes: applications set send_flags just
-	 * before they post (perftest its IBV_SEND_SIGNALED), and the one
-	 * 8-byte load the compiler would merge opcode and flags into spans
-	 * that store, misses store forwarding and stalls the post until the
-	 * store retires, some 12 cycles. */
-	const enum ibv_wr_opcode opcode = *(const volatile enum ibv_wr_opcode *)&wr->opcode;
-	const unsigned int flags = *(const volatile unsigned int *)&wr->send_flags;
 	uint64_t len = 0;
 	int i;
 
-	/* A bit per opcode the QP's type takes, worked out when it was made:
-	 * a switch on the opcode cost each post some ten instructions. */
-	if ((unsigned int)opcode >= 32 || !((qp->send_opcodes >> opcode) & 1) || wr->num_sge < 0)
-		return EINVAL;
-	if (droce_wr_is_local(opcode))
-		return droce_local_wqe_fill(w, wr);
 	if (flags & IBV_SEND_INLINE) {
-		if (opcode == IBV_WR_RDMA_READ || droce_wr_is_atomic(opcode))
+		if (opcode == IBV_WR_RDMA_READ || droce_wr_is_atomic(opcode) || wr->num_sge < 0)
 			return EINVAL;
 	} else if ((uint32_t)wr->num_sge > qp->sq.max_sge) {
+		/* A negative count too. */
 		return EINVAL;
 	}
 	if (likely(wr->num_sge == 1))
@@ -85,15 +86,11 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 			len += wr->sg_list[i].length;
 	if (len > DROCE_MAX_MSG)
 		return EINVAL;
-	if (droce_wr_is_atomic(opcode) &&
-	    (wr->num_sge != 1 || len != sizeof(uint64_t) || (wr->wr.atomic.remote_addr & 7)))
-		return EINVAL;
 
 	w->wr_id = wr->wr_id;
 	w->opcode = opcode;
 	w->send_flags = flags;
 	w->imm = wr->imm_data;
-	w->invalidate_rkey = opcode == IBV_WR_SEND_WITH_INV ? wr->invalidate_rkey : 0;
 	w->length = (uint32_t)len;
 	w->state = DROCE_WQE_POSTED;
 	w->num_sge = (uint16_t)wr->num_sge;
@@ -104,11 +101,6 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 		w->ah = (struct droce_ah *)wr->wr.ud.ah;
 		w->remote_qpn = wr->wr.ud.remote_qpn & DROCE_QPN_MASK;
 		w->remote_qkey = wr->wr.ud.remote_qkey;
-	} else if (droce_wr_is_atomic(opcode)) {
-		w->remote_addr = wr->wr.atomic.remote_addr;
-		w->rkey = wr->wr.atomic.rkey;
-		w->compare_add = wr->wr.atomic.compare_add;
-		w->swap = wr->wr.atomic.swap;
 	} else {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
@@ -140,6 +132,54 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 		memcpy(droce_wqe_sge(w), wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
 	}
 	return 0;
+}
+
+/* A WQE of SEND_OPS_OTHER: out of line, so that the common post pays one
+ * test for all of them. */
+static int __rte_noinline
+send_wqe_fill_other(const struct droce_qp *qp, struct droce_send_wqe *w,
+		    const struct ibv_send_wr *wr, enum ibv_wr_opcode opcode, unsigned int flags)
+{
+	int rc;
+
+	if (droce_wr_is_local(opcode))
+		return droce_local_wqe_fill(w, wr);
+	rc = send_wqe_fill_data(qp, w, wr, opcode, flags);
+	if (rc != 0)
+		return rc;
+	if (opcode == IBV_WR_SEND_WITH_INV) {
+		w->invalidate_rkey = wr->invalidate_rkey;
+		return 0;
+	}
+	/* An atomic: one 8-byte SGE, an aligned remote address, its operands. */
+	if (wr->num_sge != 1 || w->length != sizeof(uint64_t) ||
+	    (wr->wr.atomic.remote_addr & 7))
+		return EINVAL;
+	w->remote_addr = wr->wr.atomic.remote_addr;
+	w->rkey = wr->wr.atomic.rkey;
+	w->compare_add = wr->wr.atomic.compare_add;
+	w->swap = wr->wr.atomic.swap;
+	return 0;
+}
+
+__rte_always_inline int
+droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const struct ibv_send_wr *wr)
+{
+	/* Each read on its own, 4 bytes: applications set send_flags just
+	 * before they post (perftest its IBV_SEND_SIGNALED), and the one
+	 * 8-byte load the compiler would merge opcode and flags into spans
+	 * that store, misses store forwarding and stalls the post until the
+	 * store retires, some 12 cycles. */
+	const enum ibv_wr_opcode opcode = *(const volatile enum ibv_wr_opcode *)&wr->opcode;
+	const unsigned int flags = *(const volatile unsigned int *)&wr->send_flags;
+
+	/* A bit per opcode the QP's type takes, worked out when it was made:
+	 * a switch on the opcode cost each post some ten instructions. */
+	if ((unsigned int)opcode >= 32 || !((qp->send_opcodes >> opcode) & 1))
+		return EINVAL;
+	if (unlikely((SEND_OPS_OTHER >> opcode) & 1))
+		return send_wqe_fill_other(qp, w, wr, opcode, flags);
+	return send_wqe_fill_data(qp, w, wr, opcode, flags);
 }
 
 int

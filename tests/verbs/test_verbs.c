@@ -295,6 +295,39 @@ START_TEST(rc_write_read_atomic)
 		ck_assert_int_eq(wc.opcode, IBV_WC_COMP_SWAP);
 		ck_assert_uint_eq(*(uint64_t *)abuf, 42);
 		ck_assert_uint_eq(*target, 7);
+
+		/* What an atomic may not be, refused at post time as rdma-core's
+		 * providers refuse it, nothing posted: another length, two
+		 * SGEs, an address not 8-byte aligned, inline. Nor a READ
+		 * inline, or a negative SGE count. */
+		sge.length = 4;
+		ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+		sge.length = 8;
+		wr.num_sge = 2;
+		ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+		wr.num_sge = 1;
+		wr.wr.atomic.remote_addr = (uintptr_t)target + 4;
+		ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+		wr.wr.atomic.remote_addr = (uintptr_t)target;
+		wr.send_flags |= IBV_SEND_INLINE;
+		ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+		wr.opcode = IBV_WR_RDMA_READ;
+		ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.num_sge = -1;
+		ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+		wr.send_flags = IBV_SEND_SIGNALED;
+		ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+		ck_assert_ptr_eq(bad, &wr);
+		/* Still usable: the refused ones took no slot. */
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.compare_add = 1;
+		ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), 0);
+		wc = wait_wc();
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		ck_assert_int_eq(wc.opcode, IBV_WC_FETCH_ADD);
+		ck_assert_uint_eq(*target, 8);
 	}
 	destroy_pair(q1, q2);
 }
