@@ -21,7 +21,10 @@
  *    the corrupt one or after it does, and the burst's last payload is
  *    there too; a WRITE with immediate has its bytes in place when its
  *    completion is seen; the same for a SEND's packets, whose receive
- *    completes only once its LAST arrives, and for a READ's response.
+ *    completes only once its LAST arrives, and for a READ's response;
+ *  - requests taken a run at a time (a long WRITE's MIDDLE packets, small
+ *    WRITEs, small SENDs): each way a run ends, and every packet it does
+ *    not take goes the general way, treated as it would have been.
  * Every receive completes at most once, and every refusal is counted.
  */
 #include <errno.h>
