@@ -1049,6 +1049,25 @@ START_TEST(write_run_with_a_corrupt_middle)
 }
 END_TEST
 
+/* After a burst with a packet of another partition and, before it, one
+ * marked CE (the counts @p pkey0 and @p ce0 before the burst): the first
+ * was dropped and counted, the second taken with a CNP (the next frame
+ * sent), and the gap the first left brought a sequence NAK. */
+static void
+expect_pkey_drop_cnp_and_nak(uint64_t pkey0, uint64_t ce0)
+{
+	struct droce_pkt pkt;
+	struct rte_mbuf *m;
+
+	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_pkey"), pkey0 + 1);
+	ck_assert_uint_eq(droce_peer_stat(&peer, "ce_received"), ce0 + 1);
+	m = droce_peer_recv(&peer, &pkt);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(pkt.opcode, DROCE_OPCODE_CNP);
+	rte_pktmbuf_free(m);
+	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR);
+}
+
 /* A MIDDLE of another partition is dropped and counted; those after it
  * are a gap. One marked CE is taken, and asks for a CNP. */
 START_TEST(write_run_pkey_and_ce_per_packet)
@@ -1057,20 +1076,12 @@ START_TEST(write_run_pkey_and_ce_per_packet)
 	uint64_t pkey = droce_peer_stat(&peer, "rx_bad_pkey");
 	uint64_t ce = droce_peer_stat(&peer, "ce_received");
 	struct run_test t = RUN(DROCE_SVC_RC, 8);
-	struct droce_pkt pkt;
-	struct rte_mbuf *m;
 
 	t.other_pkey = 5;
 	t.ce = 3;
 	memset(buf, 0, BUF);
 	write_run(qp, &t, 0, t.pkts);
-	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_pkey"), pkey + 1);
-	ck_assert_uint_eq(droce_peer_stat(&peer, "ce_received"), ce + 1);
-	m = droce_peer_recv(&peer, &pkt);
-	ck_assert_ptr_nonnull(m);
-	ck_assert_uint_eq(pkt.opcode, DROCE_OPCODE_CNP);
-	rte_pktmbuf_free(m);
-	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR);
+	expect_pkey_drop_cnp_and_nak(pkey, ce);
 	expect_landed(5 * MTU);
 	destroy(qp);
 }
@@ -1392,20 +1403,12 @@ START_TEST(only_run_pkey_and_ce_per_message)
 	uint64_t pkey = droce_peer_stat(&peer, "rx_bad_pkey");
 	uint64_t ce = droce_peer_stat(&peer, "ce_received");
 	struct only_test t = ONLY_RUN(DROCE_SVC_RC, 10);
-	struct droce_pkt pkt;
-	struct rte_mbuf *m;
 
 	t.other_pkey = 6;
 	t.ce = 2;
 	memset(buf, 0, BUF);
 	only_run(qp, &t, 0, t.msgs);
-	ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_pkey"), pkey + 1);
-	ck_assert_uint_eq(droce_peer_stat(&peer, "ce_received"), ce + 1);
-	m = droce_peer_recv(&peer, &pkt);
-	ck_assert_ptr_nonnull(m);
-	ck_assert_uint_eq(pkt.opcode, DROCE_OPCODE_CNP);
-	rte_pktmbuf_free(m);
-	expect_aeth(DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR);
+	expect_pkey_drop_cnp_and_nak(pkey, ce);
 	expect_only_landed(&t, 0x3f);
 	destroy(qp);
 }
