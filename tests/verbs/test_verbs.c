@@ -273,7 +273,7 @@ START_TEST(rc_write_read_atomic)
 
 	*target = 40;
 	{
-		struct ibv_sge sge = { (uintptr_t)abuf, 8, amr->lkey };
+		struct ibv_sge sge = { (uintptr_t)abuf, 8, amr->lkey }, two[2];
 		struct ibv_send_wr wr = { .wr_id = 4, .sg_list = &sge, .num_sge = 1,
 					  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
 					  .send_flags = IBV_SEND_SIGNALED }, *bad;
@@ -303,8 +303,11 @@ START_TEST(rc_write_read_atomic)
 		sge.length = 4;
 		ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
 		sge.length = 8;
+		two[0] = two[1] = sge;
+		wr.sg_list = two;
 		wr.num_sge = 2;
 		ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
+		wr.sg_list = &sge;
 		wr.num_sge = 1;
 		wr.wr.atomic.remote_addr = (uintptr_t)target + 4;
 		ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
