@@ -414,10 +414,6 @@ struct engine_run {
 	struct droce_rx_run w;
 };
 
-/* The opcodes (without their service) that may start a run. */
-#define RUN_OPCODES (UINT32_C(1) << DROCE_OP_WRITE_MIDDLE | UINT32_C(1) << DROCE_OP_WRITE_ONLY | \
-		     UINT32_C(1) << DROCE_OP_SEND_ONLY | UINT32_C(1) << DROCE_OP_SEND_ONLY_IMM)
-
 /*
  * May a run start at @p pkts[i] of @p n? A long WRITE's MIDDLE packet, or
  * a small WRITE's or SEND's only packet with another alike behind it: a
@@ -430,7 +426,7 @@ engine_run_begins(struct rte_mbuf *const *pkts, unsigned i, unsigned n)
 	const struct droce_pkt *p = droce_pkt_of(pkts[i]), *next;
 	uint8_t op = p->opcode & DROCE_OP_MASK;
 
-	if (likely(!((RUN_OPCODES >> op) & 1)))
+	if (likely(!((DROCE_RX_RUN_OPCODES >> op) & 1)))
 		return false;
 	if (op == DROCE_OP_WRITE_MIDDLE)
 		return true;

@@ -16,7 +16,7 @@
 #include "droce_transport.h"
 
 /* The run's kind a packet of @p opcode (without its service) starts, or
- * -1 when it starts none. */
+ * -1 when it starts none: one for each of DROCE_RX_RUN_OPCODES. */
 static int
 run_kind(uint8_t opcode)
 {
@@ -191,13 +191,13 @@ droce_resp_rx_run_frame(struct droce_tx *tx, struct droce_qp *qp, struct droce_r
 void
 droce_resp_rx_run_end(struct droce_tx *tx, struct droce_qp *qp, struct droce_rx_run *run)
 {
-	uint32_t bytes = run->n * qp->mtu;
-
 	if (run->n == 0)
 		return;
 	tx->rxs->rx_run_pkts += run->n;
 	qp->resp.nak_sent = false;
 	if (run->kind == DROCE_RUN_WRITE_MIDDLE) {
+		uint32_t bytes = run->n * qp->mtu;
+
 		qp->resp.write_va += bytes;
 		qp->resp.write_resid -= bytes;
 	} else {

@@ -532,6 +532,13 @@ enum droce_rx_run_kind {
 	DROCE_RUN_SEND_ONLY,        /**< small SENDs (with immediate or not), each a receive */
 };
 
+/** The opcodes (without their service) that may start a run, a bit each:
+ *  those droce_resp_rx_run_start() has a droce_rx_run_kind for. The
+ *  engine looks at every received frame's opcode with it. */
+#define DROCE_RX_RUN_OPCODES                                                                \
+	(UINT32_C(1) << DROCE_OP_WRITE_MIDDLE | UINT32_C(1) << DROCE_OP_WRITE_ONLY |       \
+	 UINT32_C(1) << DROCE_OP_SEND_ONLY | UINT32_C(1) << DROCE_OP_SEND_ONLY_IMM)
+
 /**
  * Requests handled a run at a time: consecutive packets of one burst, in
  * PSN order, that droce_resp_rx() would take each the same way, through
