@@ -9,6 +9,7 @@
  * acknowledges something new restores the budget; and a resend has a
  * whole ACK timeout for its answer.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +280,153 @@ START_TEST(long_message_packets_and_their_resend)
 }
 END_TEST
 
+/* Post @p n one-packet WRITEs of @p len bytes from @p from in one list,
+ * wr_id @p id0 on; those whose bit is set in @p signaled signaled.
+ * @return what ibv_post_send() does. */
+static int
+post_writes_from(struct ibv_qp *qp, const struct ibv_mr *from, unsigned n, uint32_t len,
+		 uint32_t signaled, uint64_t id0)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, from->lkey };
+	struct ibv_send_wr wr[16], *bad;
+
+	ck_assert_uint_le(n, RTE_DIM(wr));
+	for (unsigned i = 0; i < n; i++) {
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = id0 + i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE, .next = i + 1 < n ? &wr[i + 1] : NULL,
+			.send_flags = (signaled >> i) & 1 ? IBV_SEND_SIGNALED : 0 };
+		wr[i].wr.rdma.remote_addr = READ_VA;
+		wr[i].wr.rdma.rkey = READ_RKEY;
+	}
+	return ibv_post_send(qp, wr, &bad);
+}
+
+static int
+post_writes(struct ibv_qp *qp, unsigned n, uint32_t len, uint32_t signaled, uint64_t id0)
+{
+	return post_writes_from(qp, mr, n, len, signaled, id0);
+}
+
+/*
+ * Unsignaled one-packet WRITEs, sent in runs (req_only_run()) from copied
+ * payloads or by reference (zero copy): the send queue's slots free
+ * exactly up to the PSN each ACK names, before a go-back, after it (its
+ * first WQE resent on its own, the rest as a run again) and on the ring's
+ * next lap, and the one signaled among them completes once.
+ */
+START_TEST(unsignaled_writes_retire_at_their_ack)
+{
+	for (unsigned k = 0; k < 2; k++) {
+		struct ibv_qp *qp = make_qp(1, 14);
+		uint64_t zc = droce_peer_stat(&peer, "tx_zcopy_frames");
+		struct ibv_wc wc[4];
+
+		droce_zc_configure(k == 1, 64);
+		/* Sixteen fill the send queue; the tenth is signaled. */
+		ck_assert_int_eq(post_writes(qp, 16, MTU, 1u << 9, 0), 0);
+		take_run(PSN, 16);
+		ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
+		send_aeth(qp, ACK, PSN + 7);
+		ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
+		/* The first eight are retired, no more. */
+		ck_assert_int_eq(post_writes(qp, 8, MTU, 0, 16), 0);
+		ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
+		take_run(PSN + 16, 8);
+		send_aeth(qp, SEQ_NAK, PSN + 8);
+		take_run(PSN + 8, 16);
+		send_aeth(qp, ACK, PSN + 9);
+		ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 1);
+		ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+		ck_assert_uint_eq(wc[0].wr_id, 9);
+		ck_assert_int_eq(post_writes(qp, 2, MTU, 0, 24), 0);
+		ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
+		take_run(PSN + 24, 2);
+		send_aeth(qp, ACK, PSN + 24);
+		ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
+		/* One slot is still taken: WRITE 25, not acknowledged. */
+		ck_assert_int_eq(post_writes(qp, 15, MTU, 0, 26), 0);
+		ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
+		take_run(PSN + 26, 15);
+		send_aeth(qp, ACK, PSN + 40);
+		ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
+		ck_assert_int_eq(post_writes(qp, 16, MTU, 0, 41), 0);
+		ck_assert_uint_eq(droce_peer_stat(&peer, "tx_zcopy_frames") - zc, k == 1 ? 73 : 0);
+		destroy(qp);
+	}
+	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+}
+END_TEST
+
+/*
+ * A WRITE sent as a copy and resent by reference (zero copy turned on in
+ * between): acknowledged while the resent frame is still in a TX queue,
+ * it keeps its slot until the frame has left.
+ */
+START_TEST(write_resent_by_reference_waits_for_its_frame)
+{
+	struct ibv_qp *qp = make_qp(1, 14);
+	struct ibv_wc wc[4];
+
+	droce_zc_configure(false, 0);
+	ck_assert_int_eq(post_writes(qp, 16, MTU, 0, 0), 0);
+	take_run(PSN, 16);
+	droce_zc_configure(true, 64);
+	/* WRITEs 1-15 go again, by reference, and stay in the TX ring. */
+	send_aeth(qp, SEQ_NAK, PSN + 1);
+	send_aeth(qp, ACK, PSN + 15);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
+	/* WRITE 0's slot is free; WRITE 1's waits for its frame. */
+	ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 16), 0);
+	ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
+	take_run(PSN + 1, 16);
+	send_aeth(qp, ACK, PSN + 16);
+	ck_assert_int_eq(post_writes(qp, 16, MTU, 0, 17), 0);
+	destroy(qp);
+	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+}
+END_TEST
+
+/*
+ * Unsignaled WRITEs whose resend fails (their region deregistered once
+ * their copies went out): when the completer reaches the first, it fails
+ * with a local protection error and the rest is flushed, whether that
+ * one was resent on its own (the go-back's first: the QP fails at once)
+ * or in a run behind it (once the resent WRITE before it is
+ * acknowledged).
+ */
+START_TEST(writes_resent_from_a_gone_region_fail)
+{
+	for (unsigned first_gone = 1; first_gone <= 2; first_gone++) {
+		struct ibv_qp *qp = make_qp(1, 14);
+		struct ibv_mr *gone = ibv_reg_mr(pd, buf, MTU, IBV_ACCESS_LOCAL_WRITE);
+		struct ibv_wc wc[4];
+
+		ck_assert_ptr_nonnull(gone);
+		droce_zc_configure(false, 0);
+		ck_assert_int_eq(post_writes(qp, first_gone, MTU, 0, 0), 0);
+		ck_assert_int_eq(post_writes_from(qp, gone, 4 - first_gone, MTU, 0, first_gone), 0);
+		take_run(PSN, 4);
+		ck_assert_int_eq(ibv_dereg_mr(gone), 0);
+		send_aeth(qp, SEQ_NAK, PSN + 1);
+		if (first_gone == 2)
+			take_run(PSN + 1, 1);
+		expect_silence();
+		/* What was resent arrived. */
+		send_aeth(qp, ACK, PSN + first_gone - 1);
+		ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 4 - first_gone);
+		ck_assert_uint_eq(wc[0].wr_id, first_gone);
+		ck_assert_int_eq(wc[0].status, IBV_WC_LOC_PROT_ERR);
+		for (unsigned i = 1; i < 4 - first_gone; i++) {
+			ck_assert_uint_eq(wc[i].wr_id, first_gone + i);
+			ck_assert_int_eq(wc[i].status, IBV_WC_WR_FLUSH_ERR);
+		}
+		destroy(qp);
+	}
+	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+}
+END_TEST
+
 /* A READ response of @p opcode at @p psn, payload from pattern at @p off. */
 static void
 read_resp(struct ibv_qp *qp, uint8_t opcode, uint32_t psn, uint32_t off)
@@ -385,6 +533,9 @@ main(void)
 	tcase_add_test(tc, read_response_gap_is_one_retry);
 	tcase_add_test(tc, stale_ack_is_no_progress);
 	tcase_add_test(tc, resend_gets_a_whole_ack_timeout);
+	tcase_add_test(tc, unsignaled_writes_retire_at_their_ack);
+	tcase_add_test(tc, write_resent_by_reference_waits_for_its_frame);
+	tcase_add_test(tc, writes_resent_from_a_gone_region_fail);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
