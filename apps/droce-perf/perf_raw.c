@@ -782,7 +782,9 @@ raw_drain(struct raw *w)
 		rte_pktmbuf_free_bulk(m, n);
 }
 
-static int
+/* Out of line: tests/bench/instr.sh counts the ideal endpoint's
+ * instructions inside it (case sender_ideal). */
+static int __rte_noinline
 raw_bw_loop(struct raw *w, struct raw_tx *t, struct raw_rx *x, bool tx, bool rx,
 	    struct perf_window *win, uint64_t *sent)
 {

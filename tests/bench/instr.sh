@@ -17,10 +17,18 @@
 #         so these run droce-perf over a memif pair, the sender (pair_tx)
 #         or the receiver (pair_rx) under callgrind and its peer from the
 #         same build beside it, counting inside engine_iteration() (and
-#         ibv_post_send()), per frame (IB MTU 4096): a long message's
-#         MIDDLE packets, what its bandwidth is made of
+#         ibv_post_send(), less the engine turns a post runs: callgrind
+#         turns counting off in a listed function called from another),
+#         per frame (IB MTU 4096): a long message's MIDDLE packets, what
+#         its bandwidth is made of
+#         sender and sender_ideal, with :SIZE (default 64): the whole
+#         sender of SIZE-byte WRITEs with post lists, as targets.sh runs
+#         it (-l 32 -t 512 -Q 32), per message: droce-perf's bandwidth
+#         loop under callgrind, posts, polls, every engine turn and the
+#         loop's own work (group droce-perf) counted; sender_ideal the
+#         ideal endpoint's (--raw-l2 --touch), its work in that group
 #   -r    runs per case (default 2000; the first few warm up, and count);
-#         for the pair cases, messages
+#         for the pair and sender cases, messages
 # BUILD_DIR must be built for a CPU without AVX-512, which valgrind cannot
 # run: scripts/build.sh build/instr -Dcpu=x86-64-v3. Without AVX-512 the
 # ICRC takes another path than on such a CPU (droce_crc.c's SSE path: its
@@ -56,6 +64,14 @@ pair_run() {
 	local -a opts=(--test write --mode bw -s "$2" -n "$runs" -m 4096)
 	local -a vg=(valgrind --tool=callgrind --toggle-collect=engine_iteration
 		     --toggle-collect=droce_post_send --callgrind-out-file="$3")
+	case $1 in
+	sender)
+		opts=(--test write --mode bw -s "$2" -n "$runs" -l 32 -t 512 -Q 32)
+		vg=(valgrind --tool=callgrind --toggle-collect=rdma_bw --callgrind-out-file="$3") ;;
+	sender_ideal)
+		opts=(--test write --mode bw -s "$2" -n "$runs" -l 32 -t 512 -Q 32 --raw-l2 --touch)
+		vg=(valgrind --tool=callgrind --toggle-collect="raw_bw_loop*" --callgrind-out-file="$3") ;;
+	esac
 	local -a sv=(-l 0 --no-pci --no-telemetry --file-prefix "is$port"
 		     --vdev="net_memif0,role=server,$vdev" -- -p "$port" --ip 10.0.0.1/24
 		     --mac 02:00:00:00:00:01 "${opts[@]}")
@@ -76,7 +92,7 @@ pair_run() {
 		[[ -S $sock ]] && break
 		sleep 0.05
 	done
-	if [[ $1 == pair_tx ]]; then
+	if [[ $1 != pair_rx ]]; then
 		timeout 120 "${vg[@]}" "$perf" --no-huge -m 1024 "${cl[@]}" >"$tmp/client.log" 2>&1 || rc=1
 	else
 		timeout 120 "$perf" --in-memory "${cl[@]}" >"$tmp/client.log" 2>&1 || rc=1
@@ -89,8 +105,9 @@ for c in "${cases[@]}"; do
 	name=${c%%:*}
 	n=1
 	[[ $name == pair_* ]] && n=65536
+	[[ $name == sender* ]] && n=64
 	[[ $c == *:* ]] && n=${c##*:}
-	if [[ $name == pair_* ]]; then
+	if [[ $name == pair_* || $name == sender* ]]; then
 		if ! pair_run "$name" "$n" "$tmp/$name-$n.out"; then
 			echo "instr: $c failed:" >&2
 			tail -n 5 "$tmp/server.log" "$tmp/client.log" >&2
@@ -133,8 +150,12 @@ groups = [
     ("requester", ("lib/transport/droce_req.c", "lib/transport/droce_tx.c",
                    "lib/transport/droce_hdr_tmpl.c", "lib/transport/droce_zcopy.c")),
     ("tx", ("lib/port/droce_port_tx.c",)),
+    ("droce-perf", ("apps/droce-perf/",)),
     ("port (ring or memif PMD, ethdev, mbufs)", ("librte_net_ring", "librte_net_memif", "rte_ethdev.h",
-                                                 "librte_mbuf", "rte_mbuf.h", "rte_mempool.h")),
+                                                 "librte_mbuf", "rte_mbuf.h", "rte_mempool.h",
+                                                 # DPDK's per-lcore variables, read across
+                                                 # shared libraries (the memif PMD's)
+                                                 "tls_get_addr")),
 ]
 crc = ("lib/wire/droce_crc.c", "rte_net_crc", "librte_net.so")
 line = re.compile(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S+?):(\S+)(?:\s+\[(.*)\])?\s*$")
@@ -162,7 +183,7 @@ def frames(path, fn):
         sys.exit(f"instr: {path}: no calls of {fn} (inlined now?) to count frames by")
     return total
 
-print("| case | messages (pair: size) per run | instructions per message (pair: frame) | CRC (apart) | "
+print("| case | messages (pair, sender: size) per run | instructions per message (pair: frame) | CRC (apart) | "
       + " | ".join(g for g, _ in groups) + " | engine and the rest |")
 print("|---|---|---|---|" + "---|" * (len(groups) + 1))
 for spec in open(os.path.join(tmp, "cases")):
@@ -174,6 +195,8 @@ for spec in open(os.path.join(tmp, "cases")):
         # across libraries) for each frame received.
         msgs = frames(os.path.join(tmp, f"{name}-{n}.out"),
                       "tx_copy_icrc" if name == "pair_tx" else "droce_port_rx_verify")
+    elif name.startswith("sender"):
+        msgs = int(runs)
     entries = []
     for l in open(os.path.join(tmp, f"{name}-{n}.txt")):
         m = line.match(l)
