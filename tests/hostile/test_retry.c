@@ -308,6 +308,15 @@ post_writes(struct ibv_qp *qp, unsigned n, uint32_t len, uint32_t signaled, uint
 	return post_writes_from(qp, mr, n, len, signaled, id0);
 }
 
+/* Exactly @p n slots of @p qp's send queue are free: @p n unsignaled
+ * WRITEs (wr_id @p id0 on) fill them, and one more finds no room. */
+static void
+post_to_full(struct ibv_qp *qp, unsigned n, uint64_t id0)
+{
+	ck_assert_int_eq(post_writes(qp, n, MTU, 0, id0), 0);
+	ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
+}
+
 /*
  * Unsignaled one-packet WRITEs, sent in runs (req_only_run()) from copied
  * payloads or by reference (zero copy): the send queue's slots free
@@ -330,8 +339,7 @@ START_TEST(unsignaled_writes_retire_at_their_ack)
 		send_aeth(qp, ACK, PSN + 7);
 		ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
 		/* The first eight are retired, no more. */
-		ck_assert_int_eq(post_writes(qp, 8, MTU, 0, 16), 0);
-		ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
+		post_to_full(qp, 8, 16);
 		take_run(PSN + 16, 8);
 		send_aeth(qp, SEQ_NAK, PSN + 8);
 		take_run(PSN + 8, 16);
@@ -339,18 +347,16 @@ START_TEST(unsignaled_writes_retire_at_their_ack)
 		ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 1);
 		ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
 		ck_assert_uint_eq(wc[0].wr_id, 9);
-		ck_assert_int_eq(post_writes(qp, 2, MTU, 0, 24), 0);
-		ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
+		post_to_full(qp, 2, 24);
 		take_run(PSN + 24, 2);
 		send_aeth(qp, ACK, PSN + 24);
 		ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
 		/* One slot is still taken: WRITE 25, not acknowledged. */
-		ck_assert_int_eq(post_writes(qp, 15, MTU, 0, 26), 0);
-		ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
+		post_to_full(qp, 15, 26);
 		take_run(PSN + 26, 15);
 		send_aeth(qp, ACK, PSN + 40);
 		ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
-		ck_assert_int_eq(post_writes(qp, 16, MTU, 0, 41), 0);
+		post_to_full(qp, 16, 41);
 		ck_assert_uint_eq(droce_peer_stat(&peer, "tx_zcopy_frames") - zc, k == 1 ? 73 : 0);
 		destroy(qp);
 	}
@@ -377,8 +383,7 @@ START_TEST(write_resent_by_reference_waits_for_its_frame)
 	send_aeth(qp, ACK, PSN + 15);
 	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
 	/* WRITE 0's slot is free; WRITE 1's waits for its frame. */
-	ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 16), 0);
-	ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
+	post_to_full(qp, 1, 16);
 	take_run(PSN + 1, 16);
 	send_aeth(qp, ACK, PSN + 16);
 	ck_assert_int_eq(post_writes(qp, 16, MTU, 0, 17), 0);
