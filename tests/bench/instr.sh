@@ -105,9 +105,10 @@ for c in "${cases[@]}"; do
 	name=${c%%:*}
 	n=1
 	[[ $name == pair_* ]] && n=65536
-	[[ $name == sender* ]] && n=64
+	sender=false
+	[[ $name == sender || $name == sender_ideal ]] && sender=true n=64
 	[[ $c == *:* ]] && n=${c##*:}
-	if [[ $name == pair_* || $name == sender* ]]; then
+	if [[ $name == pair_tx || $name == pair_rx ]] || $sender; then
 		if ! pair_run "$name" "$n" "$tmp/$name-$n.out"; then
 			echo "instr: $c failed:" >&2
 			tail -n 5 "$tmp/server.log" "$tmp/client.log" >&2
