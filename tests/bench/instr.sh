@@ -27,8 +27,12 @@
 #         loop under callgrind, posts, polls, every engine turn and the
 #         loop's own work (group droce-perf) counted; sender_ideal the
 #         ideal endpoint's (--raw-l2 --touch), its work in that group
+#         receiver and receiver_ideal, with :SIZE (default 64): the same
+#         runs' receiving side whole, the other side native: droce-perf's
+#         server in its rdma_bw() (where its engine runs, in the polls
+#         of its waits) or the ideal endpoint's in its loop, per message
 #   -r    runs per case (default 2000; the first few warm up, and count);
-#         for the pair and sender cases, messages
+#         for the pair, sender and receiver cases, messages
 # BUILD_DIR must be built for a CPU without AVX-512, which valgrind cannot
 # run: scripts/build.sh build/instr -Dcpu=x86-64-v3. Without AVX-512 the
 # ICRC takes another path than on such a CPU (droce_crc.c's SSE path: its
@@ -68,10 +72,15 @@ pair_run() {
 	sender)
 		opts=(--test write --mode bw -s "$2" -n "$runs" -l 32 -t 512 -Q 32)
 		vg=(valgrind --tool=callgrind --toggle-collect=rdma_bw --callgrind-out-file="$3") ;;
-	sender_ideal)
+	sender_ideal | receiver_ideal)
 		opts=(--test write --mode bw -s "$2" -n "$runs" -l 32 -t 512 -Q 32 --raw-l2 --touch)
 		vg=(valgrind --tool=callgrind --toggle-collect="raw_bw_loop*" --callgrind-out-file="$3") ;;
+	receiver)
+		opts=(--test write --mode bw -s "$2" -n "$runs" -l 32 -t 512 -Q 32)
+		vg=(valgrind --tool=callgrind --toggle-collect=rdma_bw --callgrind-out-file="$3") ;;
 	esac
+	local on_server=false
+	[[ $1 == pair_rx || $1 == receiver* ]] && on_server=true
 	local -a sv=(-l 0 --no-pci --no-telemetry --file-prefix "is$port"
 		     --vdev="net_memif0,role=server,$vdev" -- -p "$port" --ip 10.0.0.1/24
 		     --mac 02:00:00:00:00:01 "${opts[@]}")
@@ -82,7 +91,7 @@ pair_run() {
 	[[ -x $perf ]] || { echo "instr: $perf is not built" >&2; return 1; }
 	rm -f "$sock"
 	# valgrind takes no hugepages: its side runs with --no-huge
-	if [[ $1 == pair_rx ]]; then
+	if $on_server; then
 		timeout 120 "${vg[@]}" "$perf" --no-huge -m 1024 "${sv[@]}" >"$tmp/server.log" 2>&1 &
 	else
 		timeout 120 "$perf" --in-memory "${sv[@]}" >"$tmp/server.log" 2>&1 &
@@ -92,7 +101,7 @@ pair_run() {
 		[[ -S $sock ]] && break
 		sleep 0.05
 	done
-	if [[ $1 != pair_rx ]]; then
+	if ! $on_server; then
 		timeout 120 "${vg[@]}" "$perf" --no-huge -m 1024 "${cl[@]}" >"$tmp/client.log" 2>&1 || rc=1
 	else
 		timeout 120 "$perf" --in-memory "${cl[@]}" >"$tmp/client.log" 2>&1 || rc=1
@@ -105,10 +114,10 @@ for c in "${cases[@]}"; do
 	name=${c%%:*}
 	n=1
 	[[ $name == pair_* ]] && n=65536
-	sender=false
-	[[ $name == sender || $name == sender_ideal ]] && sender=true n=64
+	whole=false
+	[[ $name =~ ^(sender|receiver)(_ideal)?$ ]] && whole=true n=64
 	[[ $c == *:* ]] && n=${c##*:}
-	if [[ $name == pair_tx || $name == pair_rx ]] || $sender; then
+	if [[ $name == pair_tx || $name == pair_rx ]] || $whole; then
 		if ! pair_run "$name" "$n" "$tmp/$name-$n.out"; then
 			echo "instr: $c failed:" >&2
 			tail -n 5 "$tmp/server.log" "$tmp/client.log" >&2
@@ -184,7 +193,7 @@ def frames(path, fn):
         sys.exit(f"instr: {path}: no calls of {fn} (inlined now?) to count frames by")
     return total
 
-print("| case | messages (pair, sender: size) per run | instructions per message (pair: frame) | CRC (apart) | "
+print("| case | messages (pair, sender, receiver: size) per run | instructions per message (pair: frame) | CRC (apart) | "
       + " | ".join(g for g, _ in groups) + " | engine and the rest |")
 print("|---|---|---|---|" + "---|" * (len(groups) + 1))
 for spec in open(os.path.join(tmp, "cases")):
@@ -196,7 +205,7 @@ for spec in open(os.path.join(tmp, "cases")):
         # across libraries) for each frame received.
         msgs = frames(os.path.join(tmp, f"{name}-{n}.out"),
                       "tx_copy_icrc" if name == "pair_tx" else "droce_port_rx_verify")
-    elif name.startswith("sender"):
+    elif name.startswith(("sender", "receiver")):
         msgs = int(runs)
     entries = []
     for l in open(os.path.join(tmp, f"{name}-{n}.txt")):
