@@ -100,6 +100,7 @@ droce_resp_rx_run_start(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbu
 	run->solicited = false;
 	run->kind = (uint8_t)kind;
 	run->dst = NULL;
+	run->mr = NULL;
 	/* A message alone shares no check with another: it goes the general
 	 * way, as fast. */
 	if (!middle)
@@ -118,16 +119,26 @@ droce_resp_rx_run_start(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbu
  * would refuse it: the whole message, a range its region takes. The RETH
  * is read only now, the ICRC checked. */
 static uint8_t *
-run_write_dst(struct droce_tx *tx, const struct droce_qp *qp, struct rte_mbuf *m,
-	      const struct droce_pkt *pkt)
+run_write_dst(struct droce_tx *tx, const struct droce_qp *qp, struct droce_rx_run *run,
+	      struct rte_mbuf *m, const struct droce_pkt *pkt)
 {
 	const struct droce_reth *reth = droce_pkt_hdr(m, pkt, DROCE_HDR_RETH);
+	uint32_t rkey = rte_be_to_cpu_32(reth->rkey);
+	uint64_t va = rte_be_to_cpu_64(reth->va);
 
 	if (rte_be_to_cpu_32(reth->len) != pkt->payload_len)
 		return NULL;
-	return droce_rkey_addr(tx->mrt, qp->qpn, rte_be_to_cpu_32(reth->rkey), qp->pd_handle,
-			       rte_be_to_cpu_64(reth->va), pkt->payload_len,
-			       IBV_ACCESS_REMOTE_WRITE);
+	/* A run's WRITEs mostly name one region: its lookup, a chain of
+	 * dependent loads, once. Its bounds, PD and rights are checked
+	 * for every packet. */
+	if (run->mr == NULL || rkey != run->rkey) {
+		if (droce_key_is_mw(rkey))
+			return droce_mw_addr(tx->mrt, qp->qpn, rkey, qp->pd_handle, va,
+					     pkt->payload_len, IBV_ACCESS_REMOTE_WRITE);
+		run->mr = droce_mr_lookup(tx->mrt, rkey);
+		run->rkey = rkey;
+	}
+	return droce_mr_addr(run->mr, qp->pd_handle, va, pkt->payload_len, IBV_ACCESS_REMOTE_WRITE);
 }
 
 /* A SEND ONLY packet's receive, claimed, and where its payload goes
@@ -161,7 +172,7 @@ droce_resp_rx_run_frame(struct droce_tx *tx, struct droce_qp *qp, struct droce_r
 	switch (run->kind) {
 	case DROCE_RUN_WRITE_ONLY:
 		/* A message of no bytes names no memory (resp_write() as well). */
-		if (pkt->payload_len > 0 && (dst = run_write_dst(tx, qp, m, pkt)) == NULL)
+		if (pkt->payload_len > 0 && (dst = run_write_dst(tx, qp, run, m, pkt)) == NULL)
 			return false;
 		break;
 	case DROCE_RUN_SEND_ONLY:

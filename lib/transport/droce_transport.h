@@ -486,7 +486,8 @@ droce_payload_wait(struct droce_tx *tx, void *dst, const void *src, uint32_t n)
  * (droce_port_rx_verify()), where it costs little more than the check,
  * and before anything leaves the engine or the frame is freed. Nothing
  * that tells anyone the bytes are there (a completion) may follow in the
- * same handler: the caller passes @p may_defer false then. Inline: every
+ * same handler: the caller passes @p may_defer false then. A small payload
+ * in one segment is copied inline (droce_copy_small()). Inline: every
  * payload that goes to a region takes it, from the responder's general
  * path and from its runs.
  */
@@ -498,6 +499,11 @@ droce_payload_to_mem(struct droce_tx *tx, void *dst, const struct rte_mbuf *m,
 
 	if (may_defer && (flat = droce_payload_waitable(tx, m, pkt)) != NULL) {
 		droce_payload_wait(tx, dst, flat, pkt->payload_len);
+		return;
+	}
+	if (pkt->payload_len <= DROCE_COPY_SMALL_MAX &&
+	    (flat = droce_mbuf_flat(m, pkt->payload_off, pkt->payload_len)) != NULL) {
+		droce_copy_small(dst, flat, pkt->payload_len);
 		return;
 	}
 	/* The parser checked that the frame holds the whole payload. */
@@ -558,6 +564,11 @@ struct droce_rx_run {
 	bool ackreq;     /**< one of them asked for an ACK */
 	bool solicited;  /**< one of its SENDs asked for a solicited event */
 	uint8_t kind;    /**< enum droce_rx_run_kind */
+	/** WRITE ONLY runs: the region the last packet's R_Key named, and that
+	 *  key (NULL: none yet, or a window's), for the next packet that names
+	 *  it again: the regions stay for the engine's iteration. */
+	const struct droce_mr *mr;
+	uint32_t rkey;
 	struct ibv_wc wc[DROCE_RX_RUN_MAX]; /**< its SENDs' completions (n of them) */
 };
 

@@ -1226,6 +1226,7 @@ struct only_test {
 	unsigned ce;            /* message marked CE */
 	uint32_t seg;           /* bytes per mbuf segment (0: one segment) */
 	uint32_t psn;           /* the first message's PSN (0: PSN) */
+	struct ibv_mr *const *mr_of; /* each message's region (NULL: all in mr) */
 };
 
 #define ONLY_MAX 16
@@ -1253,10 +1254,11 @@ static void
 only_run(struct ibv_qp *qp, const struct only_test *t, unsigned first, unsigned last)
 {
 	for (unsigned i = first; i < last; i++) {
+		const struct ibv_mr *to = t->mr_of != NULL ? t->mr_of[i] : mr;
 		uint32_t len = only_len(i);
-		uint64_t va = i == t->past_region ? (uintptr_t)buf + BUF - len / 2 :
-			      (uintptr_t)buf + only_off(i);
-		struct droce_reth r = reth(va, i == t->bad_rkey ? mr->rkey ^ 0xff : mr->rkey,
+		uint64_t va = i == t->past_region ? (uintptr_t)to->addr + to->length - len / 2 :
+			      (uintptr_t)to->addr + only_off(i);
+		struct droce_reth r = reth(va, i == t->bad_rkey ? to->rkey ^ 0xff : to->rkey,
 					   len + (i == t->other_len));
 
 		droce_peer_queue(&peer, &(struct droce_peer_frame){
@@ -1270,20 +1272,28 @@ only_run(struct ibv_qp *qp, const struct only_test *t, unsigned first, unsigned 
 	droce_peer_run(&peer);
 }
 
-/* Each message of @p t with its bit in @p landed is where it belongs;
- * every other byte of buf is 0. */
+/* Each message of @p t with its bit in @p landed is where it belongs in
+ * @p to's memory (BUF bytes); every other byte of it is 0. */
 static void
-expect_only_landed(const struct only_test *t, uint32_t landed)
+expect_only_landed_in(const struct ibv_mr *to, const struct only_test *t, uint32_t landed)
 {
+	const uint8_t *mem = to->addr;
+
 	for (unsigned i = 0; i < ONLY_MAX; i++) {
 		uint32_t len = i < t->msgs && (landed >> i) & 1 ? only_len(i) : 0;
 
-		ck_assert_int_eq(memcmp(buf + only_off(i), pattern + only_off(i), len), 0);
+		ck_assert_int_eq(memcmp(mem + only_off(i), pattern + only_off(i), len), 0);
 		for (uint32_t b = only_off(i) + len; b < only_off(i + 1); b++)
-			ck_assert_msg(buf[b] == 0, "message %u: byte %u written", i, b);
+			ck_assert_msg(mem[b] == 0, "message %u: byte %u written", i, b);
 	}
 	for (uint32_t b = only_off(ONLY_MAX); b < BUF; b++)
-		ck_assert_uint_eq(buf[b], 0);
+		ck_assert_uint_eq(mem[b], 0);
+}
+
+static void
+expect_only_landed(const struct only_test *t, uint32_t landed)
+{
+	expect_only_landed_in(mr, t, landed);
 }
 
 /* The next frame the device sent is an ACK with MSN @p msn. */
@@ -1392,6 +1402,57 @@ START_TEST(only_run_refused_message)
 		expect_event(qp, why < 2 ? IBV_EVENT_QP_ACCESS_ERR : IBV_EVENT_QP_REQ_ERR);
 		destroy(qp);
 	}
+}
+END_TEST
+
+/* A run's messages may name several regions, in any order: each lands in
+ * the region its RETH names, and each key's rights are its own. One that
+ * names a region without remote write, over the very memory the run
+ * writes through another key, is a remote access error: it ends the run
+ * there, after the messages into both regions landed. */
+START_TEST(only_run_across_regions)
+{
+	uint8_t *mem = aligned_alloc(4096, BUF);
+	struct ibv_mr *other[2];
+
+	ck_assert_ptr_nonnull(mem);
+	other[0] = ibv_reg_mr(pd, mem, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	other[1] = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(other[0]);
+	ck_assert_ptr_nonnull(other[1]);
+	for (unsigned why = 0; why < 2; why++) {
+		struct ibv_mr *const a = mr, *const b = other[0], *const ro = other[1];
+		struct ibv_mr *const mr_of[ONLY_MAX] = { a, a, b, b, a, b, a, a, b, b, a, a,
+							 why ? ro : a, b, a, a };
+		struct only_test t = ONLY_RUN(DROCE_SVC_RC, ONLY_MAX);
+		struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+		uint64_t access = droce_peer_stat(&peer, "rx_bad_access");
+		uint32_t in_a = 0, in_b = 0, upto = why ? 12 : ONLY_MAX;
+
+		t.mr_of = mr_of;
+		for (unsigned i = 0; i < upto; i++) {
+			in_a |= (uint32_t)(mr_of[i] == a) << i;
+			in_b |= (uint32_t)(mr_of[i] == b) << i;
+		}
+		memset(buf, 0, BUF);
+		memset(mem, 0, BUF);
+		only_run(qp, &t, 0, t.msgs);
+		if (why == 0) {
+			expect_ack_msn(t.msgs);
+			ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_RTS);
+		} else {
+			expect_aeth(DROCE_AETH_NAK | DROCE_NAK_REM_ACCESS_ERR);
+			ck_assert_int_eq(droce_test_qp_state(qp), IBV_QPS_ERR);
+			expect_event(qp, IBV_EVENT_QP_ACCESS_ERR);
+		}
+		ck_assert_uint_eq(droce_peer_stat(&peer, "rx_bad_access"), access + why);
+		expect_only_landed_in(a, &t, in_a);
+		expect_only_landed_in(b, &t, in_b);
+		destroy(qp);
+	}
+	for (unsigned k = 0; k < 2; k++)
+		ck_assert_int_eq(ibv_dereg_mr(other[k]), 0);
+	free(mem);
 }
 END_TEST
 
@@ -1533,6 +1594,7 @@ struct send_test {
 	unsigned se;            /* message that asks for a solicited event */
 	uint32_t seg;           /* bytes per mbuf segment (0: one segment) */
 	uint32_t psn;           /* the first message's PSN (0: PSN) */
+	struct ibv_mr *const *mr_of; /* each message's region (NULL: all in mr) */
 };
 
 #define SEND_RUN(op, n) { .opcode = (op), .msgs = (n), .bad_icrc = UINT32_MAX, .se = UINT32_MAX }
@@ -1883,6 +1945,7 @@ main(void)
 	tcase_add_test(tc, only_run_lands_each);
 	tcase_add_test(tc, only_run_with_a_corrupt_message);
 	tcase_add_test(tc, only_run_refused_message);
+	tcase_add_test(tc, only_run_across_regions);
 	tcase_add_test(tc, only_run_pkey_and_ce_per_message);
 	tcase_add_test(tc, only_run_inside_a_send_is_refused);
 	tcase_add_test(tc, only_run_on_uc);
