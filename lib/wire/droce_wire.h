@@ -674,6 +674,61 @@ droce_copy(void *dst, const void *src, size_t n)
 		droce_copy_long(dst, src, n);
 }
 
+/** The longest run droce_copy_small() takes. */
+#define DROCE_COPY_SMALL_MAX 64
+
+/**
+ * droce_copy() of at most DROCE_COPY_SMALL_MAX bytes, inline: a received
+ * small payload's copy, which as a call of memmove() cost some 30
+ * instructions of calls and size dispatch. The run's first and last 16,
+ * 8, 4 or 1 bytes (and its second and last but one 16 when longer than
+ * 32) are all loaded before anything is stored, so runs that overlap are
+ * copied as memmove() copies them.
+ */
+static __rte_always_inline void
+droce_copy_small(void *dst, const void *src, uint32_t n)
+{
+	typedef uint8_t droce_v16 __attribute__((vector_size(16)));
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+
+	if (n >= 16) {
+		droce_v16 a, b, c, e;
+		bool four = n > 32;
+
+		memcpy(&a, s, 16);
+		memcpy(&e, s + n - 16, 16);
+		if (four) {
+			memcpy(&b, s + 16, 16);
+			memcpy(&c, s + n - 32, 16);
+			memcpy(d + 16, &b, 16);
+			memcpy(d + n - 32, &c, 16);
+		}
+		memcpy(d, &a, 16);
+		memcpy(d + n - 16, &e, 16);
+	} else if (n >= 8) {
+		uint64_t a, e;
+
+		memcpy(&a, s, 8);
+		memcpy(&e, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &e, 8);
+	} else if (n >= 4) {
+		uint32_t a, e;
+
+		memcpy(&a, s, 4);
+		memcpy(&e, s + n - 4, 4);
+		memcpy(d, &a, 4);
+		memcpy(d + n - 4, &e, 4);
+	} else if (n != 0) {
+		uint8_t a = s[0], b = s[n / 2], e = s[n - 1];
+
+		d[0] = a;
+		d[n / 2] = b;
+		d[n - 1] = e;
+	}
+}
+
 /** Runs from this length on may take droce_copy_crc32(). */
 #define DROCE_COPY_CRC_MIN 256
 

@@ -5,6 +5,9 @@
  * destination, and for runs that overlap either way; not a byte outside
  * the destination written: on the path the CPU takes (the loop where it
  * has AVX2), which is the one droce_copy_init() reports.
+ * droce_copy_small(): memmove()'s result for every length it takes, at
+ * every place in a line, apart and overlapping either way by every
+ * distance up to its longest run, not a byte outside written.
  * droce_copy_crc32(): the same copy and zlib's CRC of it, continued from
  * any CRC, for every length mod 64 at every place in a cache line, where
  * the CPU runs it;
@@ -110,6 +113,33 @@ START_TEST(copy_loop_chosen)
 #else
 	ck_assert(!droce_copy_init());
 #endif
+}
+END_TEST
+
+START_TEST(copy_small)
+{
+	for (uint32_t n = 0; n <= DROCE_COPY_SMALL_MAX; n++)
+		for (unsigned so = 0; so < 64; so += 5)
+			for (int shift = -DROCE_COPY_SMALL_MAX - 3; shift <= DROCE_COPY_SMALL_MAX + 3;
+			     shift++) {
+				size_t at = PAGE + so;
+
+				/* Apart: the destination in the other area. */
+				fill(src_area, AREA, n);
+				memset(dst_area, GUARD, AREA);
+				memset(want, GUARD, AREA);
+				memcpy(want + at + shift, src_area + at, n);
+				droce_copy_small(dst_area + at + shift, src_area + at, n);
+				ck_assert_msg(memcmp(dst_area, want, AREA) == 0,
+					      "apart: len %u src +%u shift %d", n, so, shift);
+				/* Overlapping (or not) in one area. */
+				fill(dst_area, AREA, n + 1);
+				memcpy(want, dst_area, AREA);
+				memmove(want + at + shift, want + at, n);
+				droce_copy_small(dst_area + at + shift, dst_area + at, n);
+				ck_assert_msg(memcmp(dst_area, want, AREA) == 0,
+					      "overlap: len %u src +%u shift %d", n, so, shift);
+			}
 }
 END_TEST
 
@@ -308,6 +338,7 @@ suite_copy(void)
 
 	tcase_add_test(tc, copy_loop);
 	tcase_add_test(tc, copy_loop_chosen);
+	tcase_add_test(tc, copy_small);
 	tcase_add_test(tc, copy_crc);
 	tcase_add_test(tc, crc_beside);
 	tcase_add_test(tc, crc_beside_masked);
