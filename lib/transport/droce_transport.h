@@ -491,7 +491,7 @@ droce_payload_wait(struct droce_tx *tx, void *dst, const void *src, uint32_t n)
  * payload that goes to a region takes it, from the responder's general
  * path and from its runs.
  */
-static inline void
+static __rte_always_inline void
 droce_payload_to_mem(struct droce_tx *tx, void *dst, const struct rte_mbuf *m,
 		     const struct droce_pkt *pkt, bool may_defer)
 {
