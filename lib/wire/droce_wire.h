@@ -677,6 +677,19 @@ droce_copy(void *dst, const void *src, size_t n)
 /** The longest run droce_copy_small() takes. */
 #define DROCE_COPY_SMALL_MAX 64
 
+/* The first and the last @p w bytes of a run of @p n (w <= n <= 2 w),
+ * both loaded before either is stored: droce_copy_small()'s step. */
+static __rte_always_inline void
+droce_copy_ends(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t w)
+{
+	uint8_t a[16], e[16];
+
+	memcpy(a, s, w);
+	memcpy(e, s + n - w, w);
+	memcpy(d, a, w);
+	memcpy(d + n - w, e, w);
+}
+
 /**
  * droce_copy() of at most DROCE_COPY_SMALL_MAX bytes, inline: a received
  * small payload's copy, which as a call of memmove() cost some 30
@@ -688,38 +701,26 @@ droce_copy(void *dst, const void *src, size_t n)
 static __rte_always_inline void
 droce_copy_small(void *dst, const void *src, uint32_t n)
 {
-	typedef uint8_t droce_v16 __attribute__((vector_size(16)));
 	uint8_t *d = dst;
 	const uint8_t *s = src;
 
-	if (n >= 16) {
-		droce_v16 a, b, c, e;
-		bool four = n > 32;
+	if (n > 32) {
+		uint8_t a[16], b[16], c[16], e[16];
 
-		memcpy(&a, s, 16);
-		memcpy(&e, s + n - 16, 16);
-		if (four) {
-			memcpy(&b, s + 16, 16);
-			memcpy(&c, s + n - 32, 16);
-			memcpy(d + 16, &b, 16);
-			memcpy(d + n - 32, &c, 16);
-		}
-		memcpy(d, &a, 16);
-		memcpy(d + n - 16, &e, 16);
+		memcpy(a, s, 16);
+		memcpy(b, s + 16, 16);
+		memcpy(c, s + n - 32, 16);
+		memcpy(e, s + n - 16, 16);
+		memcpy(d, a, 16);
+		memcpy(d + 16, b, 16);
+		memcpy(d + n - 32, c, 16);
+		memcpy(d + n - 16, e, 16);
+	} else if (n >= 16) {
+		droce_copy_ends(d, s, n, 16);
 	} else if (n >= 8) {
-		uint64_t a, e;
-
-		memcpy(&a, s, 8);
-		memcpy(&e, s + n - 8, 8);
-		memcpy(d, &a, 8);
-		memcpy(d + n - 8, &e, 8);
+		droce_copy_ends(d, s, n, 8);
 	} else if (n >= 4) {
-		uint32_t a, e;
-
-		memcpy(&a, s, 4);
-		memcpy(&e, s + n - 4, 4);
-		memcpy(d, &a, 4);
-		memcpy(d + n - 4, &e, 4);
+		droce_copy_ends(d, s, n, 4);
 	} else if (n != 0) {
 		uint8_t a = s[0], b = s[n / 2], e = s[n - 1];
 
