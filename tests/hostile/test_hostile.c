@@ -1594,7 +1594,6 @@ struct send_test {
 	unsigned se;            /* message that asks for a solicited event */
 	uint32_t seg;           /* bytes per mbuf segment (0: one segment) */
 	uint32_t psn;           /* the first message's PSN (0: PSN) */
-	struct ibv_mr *const *mr_of; /* each message's region (NULL: all in mr) */
 };
 
 #define SEND_RUN(op, n) { .opcode = (op), .msgs = (n), .bad_icrc = UINT32_MAX, .se = UINT32_MAX }
