@@ -69,15 +69,12 @@ pair_run() {
 	local -a vg=(valgrind --tool=callgrind --toggle-collect=engine_iteration
 		     --toggle-collect=droce_post_send --callgrind-out-file="$3")
 	case $1 in
-	sender)
+	sender | receiver)
 		opts=(--test write --mode bw -s "$2" -n "$runs" -l 32 -t 512 -Q 32)
 		vg=(valgrind --tool=callgrind --toggle-collect=rdma_bw --callgrind-out-file="$3") ;;
 	sender_ideal | receiver_ideal)
 		opts=(--test write --mode bw -s "$2" -n "$runs" -l 32 -t 512 -Q 32 --raw-l2 --touch)
 		vg=(valgrind --tool=callgrind --toggle-collect="raw_bw_loop*" --callgrind-out-file="$3") ;;
-	receiver)
-		opts=(--test write --mode bw -s "$2" -n "$runs" -l 32 -t 512 -Q 32)
-		vg=(valgrind --tool=callgrind --toggle-collect=rdma_bw --callgrind-out-file="$3") ;;
 	esac
 	local on_server=false
 	[[ $1 == pair_rx || $1 == receiver* ]] && on_server=true
