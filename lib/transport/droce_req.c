@@ -296,12 +296,12 @@ req_rd_atomic(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 /*
  * The next packet of a SEND or WRITE, the message's only one when @p only
  * (a constant: req_only_run() has the copy for a message of one packet
- * not yet started, req_data() the one for every other). @return false
- * when nothing could be built.
+ * not yet started, with its run's region @p reg; req_data() the one for
+ * every other). @return false when nothing could be built.
  */
 static __rte_always_inline bool
 req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w, bool only,
-	     bool again)
+	     bool again, struct droce_tx_region *reg)
 {
 	uint32_t seg = only ? w->length : RTE_MIN(qp->mtu, w->length - w->sent);
 	bool first = only || w->sent == 0;
@@ -339,7 +339,7 @@ req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 		/* At most DROCE_MAX_INLINE bytes: inline, not a call. */
 		rte_memcpy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), w->data + w->sent, seg);
 	} else if ((only ? droce_tx_payload_short(tx, m, qp->pd_handle, droce_wqe_sge(w),
-						  w->num_sge, seg, qp, w) :
+						  w->num_sge, seg, qp, w, reg) :
 			   droce_tx_payload(tx, m, qp->pd_handle, droce_wqe_sge(w), w->num_sge,
 					    w->sent, seg, 0, qp, w)) != 0) {
 		rte_pktmbuf_free(m);
@@ -366,7 +366,7 @@ req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 static bool
 req_data(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 {
-	return req_data_pkt(tx, qp, w, false, false);
+	return req_data_pkt(tx, qp, w, false, false, NULL);
 }
 
 /*
@@ -547,7 +547,8 @@ req_is_only(const struct droce_qp *qp, const struct droce_send_wqe *w)
  * (the QP's state, the producer index, the window, the pacer, READ
  * credits for a fence) holds for the whole run, so it is checked once,
  * as are the ACK timer and the next WQE's index; each WQE then has its
- * PSN and its frame, the message's only one. The run ends at a WQE of any
+ * PSN and its frame, the message's only one, and the region its payload
+ * is in is looked up once per key (droce_tx_region). The run ends at a WQE of any
  * other kind, at @p prod, when the window closes, and when a frame cannot
  * be built (the staging full, no mbuf, a bad lkey: req_data_pkt() says
  * which). @return how many WQEs it sent, 0 when not even the first could be
@@ -559,6 +560,7 @@ req_only_run(struct droce_tx *tx, struct droce_qp *qp, uint32_t prod, bool relia
 {
 	uint32_t n = prod - qp->req.next, i, shape, prev = UINT32_MAX;
 	bool fence_waits = qp->req.rd_out > 0;
+	struct droce_tx_region reg = { .mr = NULL };
 	uint64_t bytes = 0;
 	struct droce_send_wqe *w;
 
@@ -582,7 +584,7 @@ req_only_run(struct droce_tx *tx, struct droce_qp *qp, uint32_t prod, bool relia
 		shape = (w->length << 8) | (w->opcode << 1) |
 			((w->send_flags & IBV_SEND_SOLICITED) != 0);
 		if (!req_data_pkt(tx, qp, w, true,
-				  shape == prev && w->length < DROCE_COPY_CRC_MIN))
+				  shape == prev && w->length < DROCE_COPY_CRC_MIN, &reg))
 			break;
 		prev = shape;
 		bytes += w->length;

@@ -7,7 +7,9 @@
  * responses past a gap) and per ACK timeout, never one for a copy of a
  * NAK or a response past a gap already being resent; only what
  * acknowledges something new restores the budget; and a resend has a
- * whole ACK timeout for its answer.
+ * whole ACK timeout for its answer. And what a run of small messages
+ * reads and frees: the regions its payloads come from, the slots an ACK
+ * retires.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -100,22 +102,31 @@ struct sent {
 	uint32_t len;
 };
 
-static struct sent
-take(void)
+/* The next request frame, parsed into @p pkt, within 3 s. */
+static struct rte_mbuf *
+take_frame(struct droce_pkt *pkt)
 {
 	double until = droce_test_now() + 3;
-	struct droce_pkt pkt;
 	struct rte_mbuf *m;
-	struct sent s = { 0 };
 
 	do {
-		m = droce_peer_recv(&peer, &pkt);
-		if (m != NULL && pkt.op == NULL) {
+		m = droce_peer_recv(&peer, pkt);
+		if (m != NULL && pkt->op == NULL) {
 			rte_pktmbuf_free(m);
 			m = NULL;
 		}
 	} while (m == NULL && droce_test_now() < until);
 	ck_assert_ptr_nonnull(m);
+	return m;
+}
+
+static struct sent
+take(void)
+{
+	struct droce_pkt pkt;
+	struct rte_mbuf *m = take_frame(&pkt);
+	struct sent s = { 0 };
+
 	s.psn = pkt.psn;
 	s.opcode = pkt.opcode;
 	if (pkt.opcode == DROCE_OP_READ_REQUEST) {
@@ -432,6 +443,88 @@ START_TEST(writes_resent_from_a_gone_region_fail)
 }
 END_TEST
 
+/* The next request frame's payload, of @p len bytes, into @p out. */
+static void
+take_payload(uint8_t *out, uint32_t len)
+{
+	struct droce_pkt pkt;
+	struct rte_mbuf *m = take_frame(&pkt);
+	const void *p;
+
+	ck_assert_uint_eq(pkt.payload_len, len);
+	p = rte_pktmbuf_read(m, pkt.payload_off, len, out);
+	ck_assert_ptr_nonnull(p);
+	if (p != out)
+		memcpy(out, p, len);
+	rte_pktmbuf_free(m);
+}
+
+/*
+ * Small WRITEs sent in one run (req_only_run()), their payloads copied
+ * from regions named by turns: the fixture's region; a second one of the
+ * same PD registered at the same iova over other memory; the fixture's
+ * again; and one of another PD over the fixture's memory. Each payload
+ * comes from the memory its own key names: the run's region is kept per
+ * key, never taken for another key's range. The last fails with a local
+ * protection error once the three before it are acknowledged.
+ */
+START_TEST(short_writes_read_the_region_their_key_names)
+{
+	static uint8_t other[256];
+	struct ibv_pd *pd2 = ibv_alloc_pd(pd->context);
+	struct ibv_mr *same_iova, *foreign;
+	const struct ibv_mr *from[4];
+	struct ibv_send_wr wr[4], *bad;
+	struct ibv_sge sge[4];
+	struct ibv_qp *qp;
+	struct ibv_wc wc[4];
+	uint8_t got[64];
+
+	ck_assert_ptr_nonnull(pd2);
+	droce_test_fill(other, sizeof(other), 11);
+	memcpy(buf, pattern, 256);
+	same_iova = ibv_reg_mr_iova(pd, other, sizeof(other), (uintptr_t)buf,
+				    IBV_ACCESS_LOCAL_WRITE);
+	foreign = ibv_reg_mr(pd2, buf, 256, IBV_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(same_iova);
+	ck_assert_ptr_nonnull(foreign);
+	qp = make_qp(1, 14);
+	from[0] = mr;
+	from[1] = same_iova;
+	from[2] = mr;
+	from[3] = foreign;
+	for (unsigned i = 0; i < 4; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)buf + 64 * i, 64, from[i]->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i, .sg_list = &sge[i], .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE, .next = i < 3 ? &wr[i + 1] : NULL,
+			.send_flags = IBV_SEND_SIGNALED };
+		wr[i].wr.rdma.remote_addr = READ_VA;
+		wr[i].wr.rdma.rkey = READ_RKEY;
+	}
+	droce_zc_configure(false, 0);
+	ck_assert_int_eq(ibv_post_send(qp, wr, &bad), 0);
+	take_payload(got, 64);
+	ck_assert_mem_eq(got, pattern, 64);
+	take_payload(got, 64);
+	ck_assert_mem_eq(got, other + 64, 64);
+	take_payload(got, 64);
+	ck_assert_mem_eq(got, pattern + 128, 64);
+	expect_silence();
+	send_aeth(qp, ACK, PSN + 2);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 4);
+	for (unsigned i = 0; i < 4; i++) {
+		ck_assert_uint_eq(wc[i].wr_id, i);
+		ck_assert_int_eq(wc[i].status, i < 3 ? IBV_WC_SUCCESS : IBV_WC_LOC_PROT_ERR);
+	}
+	destroy(qp);
+	ck_assert_int_eq(ibv_dereg_mr(same_iova), 0);
+	ck_assert_int_eq(ibv_dereg_mr(foreign), 0);
+	ck_assert_int_eq(ibv_dealloc_pd(pd2), 0);
+	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+}
+END_TEST
+
 /* A READ response of @p opcode at @p psn, payload from pattern at @p off. */
 static void
 read_resp(struct ibv_qp *qp, uint8_t opcode, uint32_t psn, uint32_t off)
@@ -541,6 +634,7 @@ main(void)
 	tcase_add_test(tc, unsignaled_writes_retire_at_their_ack);
 	tcase_add_test(tc, write_resent_by_reference_waits_for_its_frame);
 	tcase_add_test(tc, writes_resent_from_a_gone_region_fail);
+	tcase_add_test(tc, short_writes_read_the_region_their_key_names);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
