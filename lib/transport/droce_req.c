@@ -540,6 +540,126 @@ req_is_only(const struct droce_qp *qp, const struct droce_send_wqe *w)
 }
 
 /*
+ * The WQEs after @p w0, whose frame req_data_pkt() has just built as the
+ * staging's last, that are messages of one packet of its shape: the same
+ * opcode, length, solicited bit and payload kind, at most @p n of them.
+ * What building that frame worked out holds for each of these and is not
+ * worked out again: their headers are its headers (copied from it up to
+ * the BTH's end, where the PSN, RETH and immediate data go, without the
+ * shape's comparisons of droce_hdr_tmpl_get_owned()), its pad and its
+ * ICRC, left to the flush as droce_hdr_tmpl_finish_later() said of it;
+ * a payload under the zero-copy threshold is copied. Each WQE costs its
+ * checks, PSN, RETH, immediate data and payload; some 110 instructions
+ * fewer than req_data_pkt() takes for it.
+ * RC and UC only (an XRC request names its SRQ per WQE), SENDs and WRITEs
+ * with immediate data or not, a payload inline or in one SGE of the run's
+ * region @p reg. A WQE of another shape or key, or one fenced behind
+ * READs (@p fence_waits), ends it: req_only_run() takes that one as any.
+ * Every frame copies its headers from @p w0's, not from the one before
+ * it, whose stores may not have left the store buffer.
+ * @return how many it built.
+ */
+static __rte_always_inline uint32_t
+req_only_like(struct droce_tx *tx, struct droce_qp *qp, const struct droce_send_wqe *w0,
+	      uint32_t n, const struct droce_tx_region *reg, bool fence_waits)
+{
+	const struct rte_mbuf *first = tx->pkts[tx->n - 1];
+	const uint8_t *from = rte_pktmbuf_mtod(first, const uint8_t *);
+	const unsigned bth_off = (unsigned)(tx->bth - from);
+	const struct droce_opcode_info *op = tx->op;
+	const uint8_t reth = op->off[DROCE_HDR_RETH], immdt = op->off[DROCE_HDR_IMMDT];
+	const uint8_t pay = op->off[DROCE_HDR_PAYLOAD];
+	const uint32_t len = w0->length, opcode = w0->opcode;
+	const uint32_t se = w0->send_flags & IBV_SEND_SOLICITED;
+	const unsigned pad = (4 - (len & 3)) & 3;
+	const uint32_t ackreq = qp->type == IBV_QPT_RC ? DROCE_BTH_ACKREQ : 0;
+	const bool is_inline = w0->is_inline;
+	/* Locals, not fields: every byte stored into a frame may alias a
+	 * field, which the compiler would load again for each WQE. */
+	uint8_t *const ring = qp->sq.buf;
+	const uint32_t mask = qp->sq.mask, stride = qp->sq.stride;
+	const struct droce_mr *mr = reg->mr;
+	const uint32_t lkey = reg->lkey;
+	const uint8_t *base = NULL;
+	uint64_t iova = 0, last = 0;
+	uint64_t unsealed = tx->unsealed;
+	uint32_t psn = qp->req.psn, next = qp->req.next, i;
+	uint16_t staged = tx->n;
+	uint8_t *bth = tx->bth;
+
+	if ((qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC) ||
+	    opcode == IBV_WR_SEND_WITH_INV || len == 0 || len >= DROCE_COPY_CRC_MIN ||
+	    (!is_inline && (len >= tx->zc_from || mr == NULL || len > mr->length)) ||
+	    !((unsealed >> (staged - 1)) & 1))
+		return 0;
+	if (!is_inline) {
+		base = mr->base;
+		iova = mr->iova;
+		/* The last offset into the region a payload may start at. */
+		last = mr->length - len;
+	}
+	n = RTE_MIN(n, droce_tx_room(tx));
+	for (i = 0; i < n; i++) {
+		struct droce_send_wqe *w = (void *)(ring + (size_t)((next + i) & mask) * stride);
+		const struct ibv_sge *sge = droce_wqe_sge(w);
+		const uint8_t *src = w->data;
+		struct rte_mbuf *m;
+
+		rte_prefetch0(ring + (size_t)((next + i + 1) & mask) * stride);
+		if (w->state != DROCE_WQE_POSTED || w->opcode != opcode || w->length != len ||
+		    (w->send_flags & IBV_SEND_SOLICITED) != se || w->is_inline != is_inline ||
+		    ((w->send_flags & IBV_SEND_FENCE) && fence_waits))
+			break;
+		if (!is_inline) {
+			/* droce_mr_range(), the region's fields read once
+			 * (below its start, the offset wraps above last). */
+			if (w->num_sge != 1 || sge->lkey != lkey || len > sge->length ||
+			    sge->addr - iova > last)
+				break;
+			src = base + (sge->addr - iova);
+		}
+		m = droce_tx_mbuf(tx);
+		if (m == NULL)
+			break;
+		/* From the pool the first frame came from: the same room. */
+		m->data_len = first->data_len;
+		m->pkt_len = first->pkt_len;
+		m->tx_offload = first->tx_offload;
+		bth = rte_pktmbuf_mtod(m, uint8_t *) + bth_off;
+		memcpy(bth - bth_off, from, DROCE_HDR_TMPL_COPY);
+		((struct droce_bth *)bth)->apsn = rte_cpu_to_be_32(ackreq | psn);
+		if (reth) {
+			struct droce_reth *r = (void *)(bth + reth);
+
+			r->va = rte_cpu_to_be_64(w->remote_addr);
+			r->rkey = rte_cpu_to_be_32(w->rkey);
+			r->len = rte_cpu_to_be_32(len);
+		}
+		if (immdt)
+			((struct droce_immdt *)(bth + immdt))->imm = w->imm;
+		rte_memcpy(bth + pay, src, len);
+		if (pad)
+			memset(bth + pay + len, 0, pad);
+		unsealed |= UINT64_C(1) << staged;
+		tx->pkts[staged++] = m;
+		w->first_psn = w->last_psn = psn;
+		w->sent = len;
+		w->error = 0;
+		w->state = DROCE_WQE_SENT;
+		psn = droce_psn_add(psn, 1);
+	}
+	/* Where droce_tx_again() and droce_tx_cur() look: the last frame. */
+	tx->bth = bth;
+	tx->n = staged;
+	tx->unsealed = unsealed;
+	qp->req.psn = psn;
+	qp->req.next = next + i;
+	if (!is_inline)
+		*tx->zc_copy_count += i;
+	return i;
+}
+
+/*
  * Messages of one packet, SENDs and WRITEs not yet started, from the
  * requester's next WQE on, of a QP with a remote QP of its own (RC, UC,
  * XRC) that the pacer does not hold to a rate: the common small message,
@@ -558,7 +678,7 @@ req_is_only(const struct droce_qp *qp, const struct droce_send_wqe *w)
 static int
 req_only_run(struct droce_tx *tx, struct droce_qp *qp, uint32_t prod, bool reliable)
 {
-	uint32_t n = prod - qp->req.next, i, shape, prev = UINT32_MAX;
+	uint32_t n = prod - qp->req.next, i, k, shape, prev = UINT32_MAX;
 	bool fence_waits = qp->req.rd_out > 0;
 	struct droce_tx_region reg = { .mr = NULL };
 	uint64_t bytes = 0;
@@ -567,7 +687,7 @@ req_only_run(struct droce_tx *tx, struct droce_qp *qp, uint32_t prod, bool relia
 	if (reliable)
 		n = RTE_MIN(n, (uint32_t)(DROCE_REQ_WINDOW -
 					  droce_psn_diff(qp->req.psn, qp->comp.psn)));
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n;) {
 		w = droce_wq_at(&qp->sq, qp->req.next);
 		rte_prefetch0(droce_wq_at(&qp->sq, qp->req.next + 1));
 		if (!req_is_only(qp, w) || ((w->send_flags & IBV_SEND_FENCE) && fence_waits)) {
@@ -587,8 +707,10 @@ req_only_run(struct droce_tx *tx, struct droce_qp *qp, uint32_t prod, bool relia
 				  shape == prev && w->length < DROCE_COPY_CRC_MIN, &reg))
 			break;
 		prev = shape;
-		bytes += w->length;
 		qp->req.next++;
+		k = 1 + req_only_like(tx, qp, w, n - i - 1, &reg, fence_waits);
+		bytes += (uint64_t)k * w->length;
+		i += k;
 	}
 	if (i == 0)
 		return 0;

@@ -60,14 +60,15 @@ send_aeth(struct ibv_qp *qp, uint8_t syndrome, uint32_t psn)
 #define SEQ_NAK (DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR)
 
 /* An RC QP to the peer with @p retry_cnt retries and ACK timeout code
- * @p timeout (4.096 us << timeout). */
+ * @p timeout (4.096 us << timeout), @p max_wr send WRs, taking
+ * @p max_inline bytes inline. */
 static struct ibv_qp *
-make_qp(uint8_t retry_cnt, uint8_t timeout)
+make_qp_cap(uint8_t retry_cnt, uint8_t timeout, uint32_t max_wr, uint32_t max_inline)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
+		.cap = { .max_send_wr = max_wr, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1, .max_inline_data = max_inline },
 	};
 	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
 	struct droce_test_path path = { .dqpn = PEER_QPN, .dgid = peer.gid, .psn = PSN,
@@ -79,6 +80,12 @@ make_qp(uint8_t retry_cnt, uint8_t timeout)
 	 * of nothing outstanding, ignored). */
 	send_aeth(qp, ACK, PSN - 1);
 	return qp;
+}
+
+static struct ibv_qp *
+make_qp(uint8_t retry_cnt, uint8_t timeout)
+{
+	return make_qp_cap(retry_cnt, timeout, 16, 0);
 }
 
 static void
@@ -525,6 +532,152 @@ START_TEST(short_writes_read_the_region_their_key_names)
 }
 END_TEST
 
+/*
+ * A run of small WRITEs from one region whose third starts before the
+ * region, or ends past it: the two before it go out, it fails with a
+ * local protection error once they are acknowledged, and nothing of it
+ * is sent. Every payload of a run is checked against its region's
+ * bounds, not only the first.
+ */
+START_TEST(short_writes_stop_at_their_region_bounds)
+{
+	const uint64_t bad[] = { (uintptr_t)buf - 16, (uintptr_t)buf + BUF - 32 };
+
+	droce_zc_configure(false, 0);
+	for (unsigned k = 0; k < RTE_DIM(bad); k++) {
+		struct ibv_qp *qp = make_qp(1, 14);
+		struct ibv_sge sge[3] = {
+			{ (uintptr_t)buf, 64, mr->lkey },
+			{ (uintptr_t)buf + 64, 64, mr->lkey },
+			{ bad[k], 64, mr->lkey },
+		};
+		struct ibv_send_wr wr[3], *bad_wr;
+		struct ibv_wc wc[4];
+
+		for (unsigned i = 0; i < 3; i++) {
+			wr[i] = (struct ibv_send_wr){
+				.wr_id = i, .sg_list = &sge[i], .num_sge = 1,
+				.opcode = IBV_WR_RDMA_WRITE, .next = i < 2 ? &wr[i + 1] : NULL,
+				.send_flags = IBV_SEND_SIGNALED };
+			wr[i].wr.rdma.remote_addr = READ_VA;
+			wr[i].wr.rdma.rkey = READ_RKEY;
+		}
+		ck_assert_int_eq(ibv_post_send(qp, wr, &bad_wr), 0);
+		take_run(PSN, 2);
+		expect_silence();
+		send_aeth(qp, ACK, PSN + 1);
+		ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 3);
+		for (unsigned i = 0; i < 3; i++) {
+			ck_assert_uint_eq(wc[i].wr_id, i);
+			ck_assert_int_eq(wc[i].status, i < 2 ? IBV_WC_SUCCESS : IBV_WC_LOC_PROT_ERR);
+		}
+		destroy(qp);
+	}
+	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+}
+END_TEST
+
+/*
+ * One run of small messages whose shape changes along it (opcode,
+ * length, solicited bit, payload inline or not), so that each shape's
+ * first frame is built as any and the ones after it like it
+ * (req_only_like()): every frame carries its own PSN, RETH, immediate
+ * data, payload and pad, its shape's opcode and solicited bit, and a
+ * valid ICRC (the peer's parse checks it).
+ */
+START_TEST(short_messages_of_a_run_carry_their_own_fields)
+{
+	static const struct {
+		enum ibv_wr_opcode opcode;
+		uint32_t len;
+		unsigned int flags;
+	} msg[] = {
+		{ IBV_WR_RDMA_WRITE, 64, 0 }, { IBV_WR_RDMA_WRITE, 64, 0 },
+		{ IBV_WR_RDMA_WRITE, 64, IBV_SEND_FENCE },
+		{ IBV_WR_RDMA_WRITE_WITH_IMM, 62, 0 }, { IBV_WR_RDMA_WRITE_WITH_IMM, 62, 0 },
+		{ IBV_WR_SEND, 30, 0 }, { IBV_WR_SEND, 30, IBV_SEND_SOLICITED },
+		{ IBV_WR_SEND, 30, IBV_SEND_SOLICITED },
+		{ IBV_WR_SEND, 30, IBV_SEND_SOLICITED | IBV_SEND_INLINE },
+		{ IBV_WR_SEND, 30, IBV_SEND_SOLICITED | IBV_SEND_INLINE },
+		{ IBV_WR_SEND, 30, IBV_SEND_SOLICITED }, { IBV_WR_SEND, 30, IBV_SEND_SOLICITED },
+		{ IBV_WR_SEND_WITH_IMM, 31, 0 }, { IBV_WR_SEND_WITH_IMM, 31, 0 },
+		{ IBV_WR_RDMA_WRITE, 1, 0 }, { IBV_WR_RDMA_WRITE, 1, 0 },
+		{ IBV_WR_RDMA_WRITE, 1, 0 }, { IBV_WR_RDMA_WRITE, 3, 0 },
+		{ IBV_WR_RDMA_WRITE, 3, IBV_SEND_SIGNALED },
+	};
+	enum { N = RTE_DIM(msg), PRE = 16 };
+	struct ibv_qp *qp = make_qp_cap(1, 14, 32, 64);
+	struct ibv_send_wr wr[N], *bad;
+	struct ibv_sge sge[N];
+	struct ibv_wc wc[2];
+
+	memcpy(buf, pattern, BUF);
+	droce_zc_configure(false, 0);
+	/* Frames of 200 bytes of payload first, acknowledged: the mbufs the
+	 * run takes then hold bytes where its pads go. */
+	ck_assert_int_eq(post_writes(qp, PRE, 200, 0, 0), 0);
+	take_run(PSN, PRE);
+	send_aeth(qp, ACK, PSN + PRE - 1);
+	for (unsigned i = 0; i < N; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)buf + 100 * i, msg[i].len, mr->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i, .sg_list = &sge[i], .num_sge = 1, .opcode = msg[i].opcode,
+			.send_flags = msg[i].flags, .next = i + 1 < N ? &wr[i + 1] : NULL,
+			.imm_data = rte_cpu_to_be_32(0x1000 + i) };
+		wr[i].wr.rdma.remote_addr = READ_VA + 4096 * i;
+		wr[i].wr.rdma.rkey = READ_RKEY + i;
+	}
+	ck_assert_int_eq(ibv_post_send(qp, wr, &bad), 0);
+	for (unsigned i = 0; i < N; i++) {
+		bool write = msg[i].opcode == IBV_WR_RDMA_WRITE ||
+			     msg[i].opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		bool imm = msg[i].opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
+			   msg[i].opcode == IBV_WR_SEND_WITH_IMM;
+		static const uint8_t only[] = {
+			[IBV_WR_RDMA_WRITE] = DROCE_OP_WRITE_ONLY,
+			[IBV_WR_RDMA_WRITE_WITH_IMM] = DROCE_OP_WRITE_ONLY_IMM,
+			[IBV_WR_SEND] = DROCE_OP_SEND_ONLY,
+			[IBV_WR_SEND_WITH_IMM] = DROCE_OP_SEND_ONLY_IMM,
+		};
+		struct droce_pkt pkt;
+		struct rte_mbuf *m = take_frame(&pkt);
+		const struct droce_bth *bth = droce_pkt_hdr(m, &pkt, DROCE_HDR_BTH);
+		uint8_t got[64];
+
+		ck_assert_uint_eq(pkt.opcode, only[msg[i].opcode]);
+		ck_assert_uint_eq(pkt.psn, PSN + PRE + i);
+		ck_assert(droce_bth_ackreq(bth));
+		ck_assert_int_eq(droce_bth_se(bth), (msg[i].flags & IBV_SEND_SOLICITED) != 0);
+		ck_assert_uint_eq(pkt.pad, (4 - (msg[i].len & 3)) & 3);
+		/* Zeros, in an mbuf whose last frame had bytes there. */
+		ck_assert_mem_eq(rte_pktmbuf_read(m, pkt.payload_off + msg[i].len, pkt.pad, got),
+				 "\0\0\0", pkt.pad);
+		if (write) {
+			const struct droce_reth *r = droce_pkt_hdr(m, &pkt, DROCE_HDR_RETH);
+
+			ck_assert_uint_eq(rte_be_to_cpu_64(r->va), READ_VA + 4096 * i);
+			ck_assert_uint_eq(rte_be_to_cpu_32(r->rkey), READ_RKEY + i);
+			ck_assert_uint_eq(rte_be_to_cpu_32(r->len), msg[i].len);
+		}
+		if (imm)
+			ck_assert_uint_eq(((const struct droce_immdt *)
+						   droce_pkt_hdr(m, &pkt, DROCE_HDR_IMMDT))->imm,
+					  rte_cpu_to_be_32(0x1000 + i));
+		ck_assert_uint_eq(pkt.payload_len, msg[i].len);
+		ck_assert_mem_eq(rte_pktmbuf_read(m, pkt.payload_off, msg[i].len, got),
+				 pattern + 100 * i, msg[i].len);
+		rte_pktmbuf_free(m);
+	}
+	expect_silence();
+	send_aeth(qp, ACK, PSN + PRE + N - 1);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 2), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc[0].wr_id, N - 1);
+	destroy(qp);
+	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+}
+END_TEST
+
 /* A READ response of @p opcode at @p psn, payload from pattern at @p off. */
 static void
 read_resp(struct ibv_qp *qp, uint8_t opcode, uint32_t psn, uint32_t off)
@@ -635,6 +788,8 @@ main(void)
 	tcase_add_test(tc, write_resent_by_reference_waits_for_its_frame);
 	tcase_add_test(tc, writes_resent_from_a_gone_region_fail);
 	tcase_add_test(tc, short_writes_read_the_region_their_key_names);
+	tcase_add_test(tc, short_messages_of_a_run_carry_their_own_fields);
+	tcase_add_test(tc, short_writes_stop_at_their_region_bounds);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
