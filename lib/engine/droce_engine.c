@@ -908,6 +908,8 @@ droce_engine_create(struct droce_port *port, uint16_t queue, struct droce_num_ta
 	e->tx.frame_room = (uint16_t)(rte_pktmbuf_data_room_size(e->tx.mp) -
 				      RTE_MIN(RTE_PKTMBUF_HEADROOM,
 					      rte_pktmbuf_data_room_size(e->tx.mp)));
+	e->tx.frame_off = (uint16_t)(sizeof(struct rte_mbuf) + rte_pktmbuf_priv_size(e->tx.mp) +
+				     RTE_PKTMBUF_HEADROOM);
 	e->tx.mrt = mrt;
 	e->tx.no_mbuf = &e->stats.tx_no_mbuf;
 	e->tx.msgs = &e->stats.tx_msgs;

@@ -140,6 +140,10 @@ struct droce_tx {
 	 *  starts in one (droce_tx_start()), so its room is known without
 	 *  reading the mbuf's fields. */
 	uint16_t frame_room;
+	/** Where a frame starts in an mbuf of @ref mp, from the mbuf's
+	 *  address: its header, private area and headroom (what
+	 *  rte_mbuf_buf_addr() works out from two fields of the pool). */
+	uint16_t frame_off;
 	const struct droce_mr_table *mrt;
 	const struct droce_num_table *srqt; /**< XRC SRQs by number */
 	uint64_t now;                /**< rte_get_tsc_cycles() of this iteration */
