@@ -110,19 +110,6 @@ droce_mr_lookup(const struct droce_mr_table *t, uint32_t key)
 }
 
 /**
- * Check that [va, va + len) lies inside @p mr, a region whose PD and
- * rights the caller has checked (or NULL: none).
- * @return the process address of @p va, or NULL when the range is outside.
- */
-static inline uint8_t *
-droce_mr_range(const struct droce_mr *mr, uint64_t va, uint64_t len)
-{
-	if (mr == NULL || va < mr->iova || len > mr->length || va - mr->iova > mr->length - len)
-		return NULL;
-	return mr->base + (va - mr->iova);
-}
-
-/**
  * Check that [va, va + len) lies inside @p mr, that the region belongs to
  * protection domain @p pd_handle and allows @p access.
  * @return the process address of @p va, or NULL when any check fails.
@@ -134,7 +121,9 @@ droce_mr_addr(const struct droce_mr *mr, uint32_t pd_handle, uint64_t va,
 	if (mr == NULL || mr->pd_handle != pd_handle ||
 	    (mr->access & access) != access)
 		return NULL;
-	return droce_mr_range(mr, va, len);
+	if (va < mr->iova || len > mr->length || va - mr->iova > mr->length - len)
+		return NULL;
+	return mr->base + (va - mr->iova);
 }
 
 /**

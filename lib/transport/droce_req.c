@@ -296,12 +296,12 @@ req_rd_atomic(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 /*
  * The next packet of a SEND or WRITE, the message's only one when @p only
  * (a constant: req_only_run() has the copy for a message of one packet
- * not yet started, with its run's region @p reg; req_data() the one for
- * every other). @return false when nothing could be built.
+ * not yet started, req_data() the one for every other). @return false
+ * when nothing could be built.
  */
 static __rte_always_inline bool
 req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w, bool only,
-	     bool again, struct droce_tx_region *reg)
+	     bool again)
 {
 	uint32_t seg = only ? w->length : RTE_MIN(qp->mtu, w->length - w->sent);
 	bool first = only || w->sent == 0;
@@ -339,7 +339,7 @@ req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 		/* At most DROCE_MAX_INLINE bytes: inline, not a call. */
 		rte_memcpy(droce_tx_cur(tx, DROCE_HDR_PAYLOAD), w->data + w->sent, seg);
 	} else if ((only ? droce_tx_payload_short(tx, m, qp->pd_handle, droce_wqe_sge(w),
-						  w->num_sge, seg, qp, w, reg) :
+						  w->num_sge, seg, qp, w) :
 			   droce_tx_payload(tx, m, qp->pd_handle, droce_wqe_sge(w), w->num_sge,
 					    w->sent, seg, 0, qp, w)) != 0) {
 		rte_pktmbuf_free(m);
@@ -366,7 +366,7 @@ req_data_pkt(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w,
 static bool
 req_data(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w)
 {
-	return req_data_pkt(tx, qp, w, false, false, NULL);
+	return req_data_pkt(tx, qp, w, false, false);
 }
 
 /*
@@ -552,16 +552,24 @@ req_is_only(const struct droce_qp *qp, const struct droce_send_wqe *w)
  * checks, PSN, RETH, immediate data and payload; some 110 instructions
  * fewer than req_data_pkt() takes for it.
  * RC and UC only (an XRC request names its SRQ per WQE), SENDs and WRITEs
- * with immediate data or not, a payload inline or in one SGE of the run's
- * region @p reg. A WQE of another shape or key, or one fenced behind
+ * with immediate data or not, a payload inline or in one SGE of the
+ * region @p w0's first SGE names (looked up once, its PD checked as
+ * @p w0's frame had it checked: the region stays for the engine's turn,
+ * the device's RCU, and so do its PD and rights, which droce_mr_update()
+ * changes a grace period later); each payload is checked against its
+ * bounds. A WQE of another shape or key,
+ * or one fenced behind
  * READs (@p fence_waits), ends it: req_only_run() takes that one as any.
  * Every frame copies its headers from @p w0's, not from the one before
- * it, whose stores may not have left the store buffer.
+ * it, whose stores may not have left the store buffer. Out of line: a
+ * call per run is nothing, and inlined, its registers made every call
+ * of the engine's QP service some 20 instructions longer (a lone
+ * message's three of them).
  * @return how many it built.
  */
-static __rte_always_inline uint32_t
-req_only_like(struct droce_tx *tx, struct droce_qp *qp, const struct droce_send_wqe *w0,
-	      uint32_t n, const struct droce_tx_region *reg, bool fence_waits)
+static __rte_noinline uint32_t
+req_only_like(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w0,
+	      uint32_t n, bool fence_waits)
 {
 	const struct rte_mbuf *first = tx->pkts[tx->n - 1];
 	const uint8_t *from = rte_pktmbuf_mtod(first, const uint8_t *);
@@ -578,8 +586,8 @@ req_only_like(struct droce_tx *tx, struct droce_qp *qp, const struct droce_send_
 	 * field, which the compiler would load again for each WQE. */
 	uint8_t *const ring = qp->sq.buf;
 	const uint32_t mask = qp->sq.mask, stride = qp->sq.stride;
-	const struct droce_mr *mr = reg->mr;
-	const uint32_t lkey = reg->lkey;
+	const uint32_t lkey = droce_wqe_sge(w0)->lkey;
+	const struct droce_mr *mr = is_inline ? NULL : droce_mr_lookup(tx->mrt, lkey);
 	const uint8_t *base = NULL;
 	uint64_t iova = 0, last = 0;
 	uint64_t unsealed = tx->unsealed;
@@ -589,7 +597,8 @@ req_only_like(struct droce_tx *tx, struct droce_qp *qp, const struct droce_send_
 
 	if ((qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC) ||
 	    opcode == IBV_WR_SEND_WITH_INV || len == 0 || len >= DROCE_COPY_CRC_MIN ||
-	    (!is_inline && (len >= tx->zc_from || mr == NULL || len > mr->length)) ||
+	    (!is_inline && (len >= tx->zc_from || mr == NULL || mr->pd_handle != qp->pd_handle ||
+			    len > mr->length)) ||
 	    !((unsealed >> (staged - 1)) & 1))
 		return 0;
 	if (!is_inline) {
@@ -667,8 +676,7 @@ req_only_like(struct droce_tx *tx, struct droce_qp *qp, const struct droce_send_
  * (the QP's state, the producer index, the window, the pacer, READ
  * credits for a fence) holds for the whole run, so it is checked once,
  * as are the ACK timer and the next WQE's index; each WQE then has its
- * PSN and its frame, the message's only one, and the region its payload
- * is in is looked up once per key (droce_tx_region). The run ends at a WQE of any
+ * PSN and its frame, the message's only one. The run ends at a WQE of any
  * other kind, at @p prod, when the window closes, and when a frame cannot
  * be built (the staging full, no mbuf, a bad lkey: req_data_pkt() says
  * which). @return how many WQEs it sent, 0 when not even the first could be
@@ -680,7 +688,6 @@ req_only_run(struct droce_tx *tx, struct droce_qp *qp, uint32_t prod, bool relia
 {
 	uint32_t n = prod - qp->req.next, i, k, shape, prev = UINT32_MAX;
 	bool fence_waits = qp->req.rd_out > 0;
-	struct droce_tx_region reg = { .mr = NULL };
 	uint64_t bytes = 0;
 	struct droce_send_wqe *w;
 
@@ -704,11 +711,12 @@ req_only_run(struct droce_tx *tx, struct droce_qp *qp, uint32_t prod, bool relia
 		shape = (w->length << 8) | (w->opcode << 1) |
 			((w->send_flags & IBV_SEND_SOLICITED) != 0);
 		if (!req_data_pkt(tx, qp, w, true,
-				  shape == prev && w->length < DROCE_COPY_CRC_MIN, &reg))
+				  shape == prev && w->length < DROCE_COPY_CRC_MIN))
 			break;
 		prev = shape;
 		qp->req.next++;
-		k = 1 + req_only_like(tx, qp, w, n - i - 1, &reg, fence_waits);
+		/* The latency test's lone message does not pay its set-up. */
+		k = 1 + (i + 1 < n ? req_only_like(tx, qp, w, n - i - 1, fence_waits) : 0);
 		bytes += (uint64_t)k * w->length;
 		i += k;
 	}

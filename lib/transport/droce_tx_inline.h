@@ -201,47 +201,26 @@ droce_tx_finish_uncounted(struct droce_tx *tx, struct rte_mbuf *m)
 }
 
 /**
- * The region a run of small messages (req_only_run()) read its last
- * payload from, and the lkey that named it: the next payload named by the
- * same key is checked against its bounds only. Within the run, which one
- * engine turn holds, the region stays (the device's RCU), and its PD and
- * rights with it (droce_mr_update() waits a grace period).
- */
-struct droce_tx_region {
-	const struct droce_mr *mr; /**< NULL: none yet, or the key names none of the QP's PD */
-	uint32_t lkey;
-};
-
-/**
  * droce_tx_payload() of a message's whole payload of @p len bytes, short
  * of DROCE_COPY_CRC_MIN, inline: from one SGE of a region it may read,
  * and too short to go by reference (the zero-copy gate read first when
  * this iteration has not read it yet), it is copied here (a copy of a few
  * dozen bytes was some 50 instructions of calls and their arguments);
- * anything else goes to droce_tx_payload(). The region is looked up and
- * its PD checked when the SGE's key is not @p reg's, and kept there.
+ * anything else goes to droce_tx_payload().
  */
 static __rte_always_inline int
 droce_tx_payload_short(struct droce_tx *tx, struct rte_mbuf *m, uint32_t pd_handle,
 		       const struct ibv_sge *sge, unsigned num_sge, uint32_t len,
-		       struct droce_qp *qp, struct droce_send_wqe *w, struct droce_tx_region *reg)
+		       struct droce_qp *qp, struct droce_send_wqe *w)
 {
 	const uint8_t *src;
 
 	RTE_BUILD_BUG_ON(DROCE_COPY_CRC_MIN > DROCE_COPY_VEC_MIN);
 	if (unlikely(tx->zc_gate_at != tx->now))
 		droce_tx_zc_gate(tx);
-	if (likely(len != 0 && len < DROCE_COPY_CRC_MIN && len < tx->zc_from && num_sge == 1 &&
-		   len <= sge->length)) {
-		if (unlikely(reg->mr == NULL || sge->lkey != reg->lkey)) {
-			const struct droce_mr *mr = droce_mr_lookup(tx->mrt, sge->lkey);
-
-			/* A send reads its own regions, which every region
-			 * allows: the PD is the only right to check. */
-			reg->mr = mr != NULL && mr->pd_handle == pd_handle ? mr : NULL;
-			reg->lkey = sge->lkey;
-		}
-		src = droce_mr_range(reg->mr, sge->addr, len);
+	if (likely(len != 0 && len < DROCE_COPY_CRC_MIN && len < tx->zc_from)) {
+		/* A send reads its own regions, which every region allows. */
+		src = droce_sge_one_addr(tx->mrt, pd_handle, sge, num_sge, 0, len, 0);
 		if (likely(src != NULL)) {
 			(*tx->zc_copy_count)++;
 			/* Into the frame's own new mbuf, which no region
