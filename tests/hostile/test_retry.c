@@ -466,6 +466,41 @@ take_payload(uint8_t *out, uint32_t len)
 	rte_pktmbuf_free(m);
 }
 
+/* Post @p n signaled WRITEs in one list, WRITE i (wr_id i) from
+ * @p sge[i]. */
+static void
+post_write_list(struct ibv_qp *qp, struct ibv_sge *sge, unsigned n)
+{
+	struct ibv_send_wr wr[16], *bad;
+
+	ck_assert_uint_le(n, RTE_DIM(wr));
+	for (unsigned i = 0; i < n; i++) {
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i, .sg_list = &sge[i], .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE, .next = i + 1 < n ? &wr[i + 1] : NULL,
+			.send_flags = IBV_SEND_SIGNALED };
+		wr[i].wr.rdma.remote_addr = READ_VA;
+		wr[i].wr.rdma.rkey = READ_RKEY;
+	}
+	ck_assert_int_eq(ibv_post_send(qp, wr, &bad), 0);
+}
+
+/* Once the peer acknowledges all but the last of @p n WRITEs posted by
+ * post_write_list(), they complete in order, and the last fails with a
+ * local protection error. */
+static void
+ack_all_but_the_failed_last(struct ibv_qp *qp, unsigned n)
+{
+	struct ibv_wc wc[16];
+
+	send_aeth(qp, ACK, PSN + n - 2);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 16), n);
+	for (unsigned i = 0; i < n; i++) {
+		ck_assert_uint_eq(wc[i].wr_id, i);
+		ck_assert_int_eq(wc[i].status, i + 1 < n ? IBV_WC_SUCCESS : IBV_WC_LOC_PROT_ERR);
+	}
+}
+
 /*
  * Small WRITEs sent in one run (req_only_run()), their payloads copied
  * from regions named by turns: the fixture's region; a second one of the
@@ -481,10 +516,8 @@ START_TEST(short_writes_read_the_region_their_key_names)
 	struct ibv_pd *pd2 = ibv_alloc_pd(pd->context);
 	struct ibv_mr *same_iova, *foreign;
 	const struct ibv_mr *from[4];
-	struct ibv_send_wr wr[4], *bad;
 	struct ibv_sge sge[4];
 	struct ibv_qp *qp;
-	struct ibv_wc wc[4];
 	uint8_t got[64];
 
 	ck_assert_ptr_nonnull(pd2);
@@ -500,17 +533,10 @@ START_TEST(short_writes_read_the_region_their_key_names)
 	from[1] = same_iova;
 	from[2] = mr;
 	from[3] = foreign;
-	for (unsigned i = 0; i < 4; i++) {
+	for (unsigned i = 0; i < 4; i++)
 		sge[i] = (struct ibv_sge){ (uintptr_t)buf + 64 * i, 64, from[i]->lkey };
-		wr[i] = (struct ibv_send_wr){
-			.wr_id = i, .sg_list = &sge[i], .num_sge = 1,
-			.opcode = IBV_WR_RDMA_WRITE, .next = i < 3 ? &wr[i + 1] : NULL,
-			.send_flags = IBV_SEND_SIGNALED };
-		wr[i].wr.rdma.remote_addr = READ_VA;
-		wr[i].wr.rdma.rkey = READ_RKEY;
-	}
 	droce_zc_configure(false, 0);
-	ck_assert_int_eq(ibv_post_send(qp, wr, &bad), 0);
+	post_write_list(qp, sge, 4);
 	take_payload(got, 64);
 	ck_assert_mem_eq(got, pattern, 64);
 	take_payload(got, 64);
@@ -518,12 +544,7 @@ START_TEST(short_writes_read_the_region_their_key_names)
 	take_payload(got, 64);
 	ck_assert_mem_eq(got, pattern + 128, 64);
 	expect_silence();
-	send_aeth(qp, ACK, PSN + 2);
-	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 4);
-	for (unsigned i = 0; i < 4; i++) {
-		ck_assert_uint_eq(wc[i].wr_id, i);
-		ck_assert_int_eq(wc[i].status, i < 3 ? IBV_WC_SUCCESS : IBV_WC_LOC_PROT_ERR);
-	}
+	ack_all_but_the_failed_last(qp, 4);
 	destroy(qp);
 	ck_assert_int_eq(ibv_dereg_mr(same_iova), 0);
 	ck_assert_int_eq(ibv_dereg_mr(foreign), 0);
@@ -551,26 +572,11 @@ START_TEST(short_writes_stop_at_their_region_bounds)
 			{ (uintptr_t)buf + 64, 64, mr->lkey },
 			{ bad[k], 64, mr->lkey },
 		};
-		struct ibv_send_wr wr[3], *bad_wr;
-		struct ibv_wc wc[4];
 
-		for (unsigned i = 0; i < 3; i++) {
-			wr[i] = (struct ibv_send_wr){
-				.wr_id = i, .sg_list = &sge[i], .num_sge = 1,
-				.opcode = IBV_WR_RDMA_WRITE, .next = i < 2 ? &wr[i + 1] : NULL,
-				.send_flags = IBV_SEND_SIGNALED };
-			wr[i].wr.rdma.remote_addr = READ_VA;
-			wr[i].wr.rdma.rkey = READ_RKEY;
-		}
-		ck_assert_int_eq(ibv_post_send(qp, wr, &bad_wr), 0);
+		post_write_list(qp, sge, 3);
 		take_run(PSN, 2);
 		expect_silence();
-		send_aeth(qp, ACK, PSN + 1);
-		ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 3);
-		for (unsigned i = 0; i < 3; i++) {
-			ck_assert_uint_eq(wc[i].wr_id, i);
-			ck_assert_int_eq(wc[i].status, i < 2 ? IBV_WC_SUCCESS : IBV_WC_LOC_PROT_ERR);
-		}
+		ack_all_but_the_failed_last(qp, 3);
 		destroy(qp);
 	}
 	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
