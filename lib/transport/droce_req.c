@@ -549,17 +549,17 @@ req_is_only(const struct droce_qp *qp, const struct droce_send_wqe *w)
  * shape's comparisons of droce_hdr_tmpl_get_owned()), its pad and its
  * ICRC, left to the flush as droce_hdr_tmpl_finish_later() said of it;
  * a payload under the zero-copy threshold is copied. Each WQE costs its
- * checks, PSN, RETH, immediate data and payload; some 110 instructions
+ * checks, PSN, RETH, immediate data and payload; some 100 instructions
  * fewer than req_data_pkt() takes for it.
  * RC and UC only (an XRC request names its SRQ per WQE), SENDs and WRITEs
  * with immediate data or not, a payload inline or in one SGE of the
- * region @p w0's first SGE names (looked up once, its PD checked as
- * @p w0's frame had it checked: the region stays for the engine's turn,
- * the device's RCU, and so do its PD and rights, which droce_mr_update()
- * changes a grace period later); each payload is checked against its
- * bounds. A WQE of another shape or key,
- * or one fenced behind
- * READs (@p fence_waits), ends it: req_only_run() takes that one as any.
+ * region @p w0's first SGE names. That region is looked up once and its
+ * PD checked (@p w0's frame may not have read it: an empty first SGE is
+ * skipped); it stays for the engine's turn (the device's RCU), and so do
+ * its PD and rights, which droce_mr_update() changes a grace period
+ * later; each payload is checked against its bounds. A WQE of another
+ * shape or key, or one fenced behind READs (@p fence_waits), ends it:
+ * req_only_run() takes that one as any.
  * Every frame copies its headers from @p w0's, not from the one before
  * it, whose stores may not have left the store buffer. Out of line: a
  * call per run is nothing, and inlined, its registers made every call

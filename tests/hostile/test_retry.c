@@ -60,14 +60,15 @@ send_aeth(struct ibv_qp *qp, uint8_t syndrome, uint32_t psn)
 #define SEQ_NAK (DROCE_AETH_NAK | DROCE_NAK_PSN_SEQ_ERR)
 
 /* An RC QP to the peer with @p retry_cnt retries and ACK timeout code
- * @p timeout (4.096 us << timeout), @p max_wr send WRs, taking
- * @p max_inline bytes inline. */
+ * @p timeout (4.096 us << timeout), @p max_wr send WRs of @p max_sge
+ * SGEs, taking @p max_inline bytes inline. */
 static struct ibv_qp *
-make_qp_cap(uint8_t retry_cnt, uint8_t timeout, uint32_t max_wr, uint32_t max_inline)
+make_qp_cap(uint8_t retry_cnt, uint8_t timeout, uint32_t max_wr, uint32_t max_sge,
+	    uint32_t max_inline)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = max_wr, .max_recv_wr = 16, .max_send_sge = 1,
+		.cap = { .max_send_wr = max_wr, .max_recv_wr = 16, .max_send_sge = max_sge,
 			 .max_recv_sge = 1, .max_inline_data = max_inline },
 	};
 	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
@@ -85,7 +86,7 @@ make_qp_cap(uint8_t retry_cnt, uint8_t timeout, uint32_t max_wr, uint32_t max_in
 static struct ibv_qp *
 make_qp(uint8_t retry_cnt, uint8_t timeout)
 {
-	return make_qp_cap(retry_cnt, timeout, 16, 0);
+	return make_qp_cap(retry_cnt, timeout, 16, 1, 0);
 }
 
 static void
@@ -554,6 +555,48 @@ START_TEST(short_writes_read_the_region_their_key_names)
 END_TEST
 
 /*
+ * A run whose first WRITE has an empty first SGE naming a region of
+ * another PD (skipped: the payload is all in its second SGE) and whose
+ * second WRITE names that region alone: the second fails with a local
+ * protection error, and nothing of it is sent. The loop of like messages
+ * takes its region from the first WQE's first SGE, which the first's
+ * frame never checked.
+ */
+START_TEST(short_write_after_an_empty_foreign_sge_fails)
+{
+	struct ibv_pd *pd2 = ibv_alloc_pd(pd->context);
+	struct ibv_mr *foreign = ibv_reg_mr(pd2, buf, 256, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_qp *qp = make_qp_cap(1, 14, 16, 2, 0);
+	struct ibv_sge sge[3] = {
+		{ (uintptr_t)buf, 0, foreign->lkey },
+		{ (uintptr_t)buf, 64, mr->lkey },
+		{ (uintptr_t)buf + 64, 64, foreign->lkey },
+	};
+	struct ibv_send_wr wr[2] = {
+		{ .wr_id = 0, .sg_list = &sge[0], .num_sge = 2, .opcode = IBV_WR_RDMA_WRITE,
+		  .next = &wr[1], .send_flags = IBV_SEND_SIGNALED },
+		{ .wr_id = 1, .sg_list = &sge[2], .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		  .send_flags = IBV_SEND_SIGNALED },
+	}, *bad;
+
+	ck_assert_ptr_nonnull(foreign);
+	droce_zc_configure(false, 0);
+	for (unsigned i = 0; i < 2; i++) {
+		wr[i].wr.rdma.remote_addr = READ_VA;
+		wr[i].wr.rdma.rkey = READ_RKEY;
+	}
+	ck_assert_int_eq(ibv_post_send(qp, wr, &bad), 0);
+	take_run(PSN, 1);
+	expect_silence();
+	ack_all_but_the_failed_last(qp, 2);
+	destroy(qp);
+	ck_assert_int_eq(ibv_dereg_mr(foreign), 0);
+	ck_assert_int_eq(ibv_dealloc_pd(pd2), 0);
+	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+}
+END_TEST
+
+/*
  * A run of small WRITEs from one region whose third starts before the
  * region, or ends past it: the two before it go out, it fails with a
  * local protection error once they are acknowledged, and nothing of it
@@ -612,7 +655,7 @@ START_TEST(short_messages_of_a_run_carry_their_own_fields)
 		{ IBV_WR_RDMA_WRITE, 3, IBV_SEND_SIGNALED },
 	};
 	enum { N = RTE_DIM(msg), PRE = 16 };
-	struct ibv_qp *qp = make_qp_cap(1, 14, 32, 64);
+	struct ibv_qp *qp = make_qp_cap(1, 14, 32, 1, 64);
 	struct ibv_send_wr wr[N], *bad;
 	struct ibv_sge sge[N];
 	struct ibv_wc wc[2];
@@ -796,6 +839,7 @@ main(void)
 	tcase_add_test(tc, short_writes_read_the_region_their_key_names);
 	tcase_add_test(tc, short_messages_of_a_run_carry_their_own_fields);
 	tcase_add_test(tc, short_writes_stop_at_their_region_bounds);
+	tcase_add_test(tc, short_write_after_an_empty_foreign_sge_fails);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
