@@ -307,7 +307,7 @@ post_writes_from(struct ibv_qp *qp, const struct ibv_mr *from, unsigned n, uint3
 		 uint32_t signaled, uint64_t id0)
 {
 	struct ibv_sge sge = { (uintptr_t)buf, len, from->lkey };
-	struct ibv_send_wr wr[16], *bad;
+	struct ibv_send_wr wr[17], *bad;
 
 	ck_assert_uint_le(n, RTE_DIM(wr));
 	for (unsigned i = 0; i < n; i++) {
@@ -327,12 +327,15 @@ post_writes(struct ibv_qp *qp, unsigned n, uint32_t len, uint32_t signaled, uint
 	return post_writes_from(qp, mr, n, len, signaled, id0);
 }
 
-/* Exactly @p n slots of @p qp's send queue are free: @p n unsignaled
- * WRITEs (wr_id @p id0 on) fill them, and one more finds no room. */
+/* Exactly @p n slots of @p qp's send queue are free: a list of @p n + 1
+ * unsignaled WRITEs (wr_id @p id0 on) fills them and fails at its last,
+ * and one more posted after it finds no room either. The list finds the
+ * room its poster saw last used up part way, and must look again at the
+ * engine's consumer index, and only then stop. */
 static void
 post_to_full(struct ibv_qp *qp, unsigned n, uint64_t id0)
 {
-	ck_assert_int_eq(post_writes(qp, n, MTU, 0, id0), 0);
+	ck_assert_int_eq(post_writes(qp, n + 1, MTU, 0, id0), ENOMEM);
 	ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
 }
 
@@ -406,6 +409,38 @@ START_TEST(write_resent_by_reference_waits_for_its_frame)
 	take_run(PSN + 1, 16);
 	send_aeth(qp, ACK, PSN + 16);
 	ck_assert_int_eq(post_writes(qp, 16, MTU, 0, 17), 0);
+	destroy(qp);
+	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+}
+END_TEST
+
+/*
+ * The same behind a WRITE that an ACK retires: resent as a copy (under
+ * the zero-copy threshold), it frees its slot, and the WRITEs after it,
+ * resent by reference, keep theirs until their frames have left. The
+ * completer takes the unsignaled WQEs after a retired one a run at a
+ * time, and that run must stop at a frame still queued.
+ */
+START_TEST(writes_resent_by_reference_wait_behind_a_copied_one)
+{
+	struct ibv_qp *qp = make_qp(1, 14);
+	struct ibv_wc wc[4];
+
+	droce_zc_configure(false, 0);
+	ck_assert_int_eq(post_writes(qp, 8, MTU, 0, 0), 0);
+	ck_assert_int_eq(post_writes(qp, 1, 32, 0, 8), 0);
+	ck_assert_int_eq(post_writes(qp, 7, MTU, 0, 9), 0);
+	take_run(PSN, 16);
+	droce_zc_configure(true, 64);
+	/* WRITEs 8-15 go again: 8 as a copy, 9-15 by reference, which stay
+	 * in the TX ring. */
+	send_aeth(qp, SEQ_NAK, PSN + 8);
+	send_aeth(qp, ACK, PSN + 15);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
+	post_to_full(qp, 9, 16);
+	take_run(PSN + 8, 17);
+	send_aeth(qp, ACK, PSN + 24);
+	ck_assert_int_eq(post_writes(qp, 16, MTU, 0, 25), 0);
 	destroy(qp);
 	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
 }
@@ -775,6 +810,53 @@ START_TEST(read_response_gap_is_one_retry)
 END_TEST
 
 /*
+ * An unsignaled READ among unsignaled and signaled WRITEs: an ACK past
+ * it, its response lost, is an implied NAK. The READ is asked for again,
+ * and nothing after it completes until its response is in: the
+ * completer's quick retirement of unsignaled WQEs must not take a READ.
+ */
+START_TEST(unsignaled_read_passed_by_an_ack_is_asked_again)
+{
+	struct ibv_qp *qp = make_qp(1, 14);
+	struct ibv_sge sge[3] = {
+		{ (uintptr_t)buf, MTU, mr->lkey },
+		{ (uintptr_t)buf + MTU, MTU, mr->lkey },
+		{ (uintptr_t)buf + 2 * MTU, MTU, mr->lkey },
+	};
+	struct ibv_send_wr wr[3], *bad;
+	struct ibv_wc wc[4];
+	struct sent s;
+
+	memset(buf + MTU, 0, MTU);
+	for (unsigned i = 0; i < 3; i++)
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i == 2 ? 9 : i, .next = i < 2 ? &wr[i + 1] : NULL,
+			.sg_list = &sge[i], .num_sge = 1,
+			.opcode = i == 1 ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
+			.send_flags = i == 2 ? IBV_SEND_SIGNALED : 0,
+			.wr.rdma = { .remote_addr = READ_VA, .rkey = READ_RKEY },
+		};
+	ck_assert_int_eq(ibv_post_send(qp, wr, &bad), 0);
+	take_run(PSN, 3);
+	send_aeth(qp, ACK, PSN + 2);
+	s = take();
+	ck_assert_uint_eq(s.opcode, DROCE_OP_READ_REQUEST);
+	ck_assert_uint_eq(s.psn, PSN + 1);
+	ck_assert_uint_eq(s.va, READ_VA);
+	ck_assert_uint_eq(s.len, MTU);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
+	/* The WRITE after it, sent again, is let go: a frame still queued
+	 * holds its WQE (zero copy). */
+	droce_peer_drain(&peer);
+	read_resp(qp, DROCE_OP_READ_RESP_ONLY, PSN + 1, 0);
+	send_aeth(qp, ACK, PSN + 2);
+	expect_wc(IBV_WC_SUCCESS);
+	ck_assert_int_eq(memcmp(buf + MTU, pattern, MTU), 0);
+	destroy(qp);
+}
+END_TEST
+
+/*
  * An ACK of what was acknowledged already is no progress: it restores no
  * retry. With retry_cnt 1, the timeout after it fails the SEND.
  */
@@ -840,6 +922,8 @@ main(void)
 	tcase_add_test(tc, short_messages_of_a_run_carry_their_own_fields);
 	tcase_add_test(tc, short_writes_stop_at_their_region_bounds);
 	tcase_add_test(tc, short_write_after_an_empty_foreign_sge_fails);
+	tcase_add_test(tc, unsignaled_read_passed_by_an_ack_is_asked_again);
+	tcase_add_test(tc, writes_resent_by_reference_wait_behind_a_copied_one);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

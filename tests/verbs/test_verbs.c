@@ -642,8 +642,9 @@ START_TEST(ud_send_grh_and_reply)
 	/* Larger than the MTU is refused at post time. */
 	sge.length = 5000;
 	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
-	/* So are opcodes a UD QP does not take, and ones that are none. */
-	sge.length = 64;
+	/* So are opcodes a UD QP does not take, and ones that are none; of
+	 * 8 bytes, which an atomic's own checks would let through. */
+	sge.length = 8;
 	wr.opcode = IBV_WR_RDMA_WRITE;
 	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), EINVAL);
 	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
