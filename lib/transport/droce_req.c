@@ -594,6 +594,11 @@ req_only_like(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 	uint32_t psn = qp->req.psn, next = qp->req.next, i;
 	uint16_t staged = tx->n;
 	uint8_t *bth = tx->bth;
+	/* The first frame's lengths and offloads, every frame's (locals too). */
+	const uint16_t data_len = first->data_len;
+	const uint32_t pkt_len = first->pkt_len;
+	const uint64_t tx_offload = first->tx_offload;
+	struct droce_send_wqe *w_next;
 
 	if ((qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC) ||
 	    opcode == IBV_WR_SEND_WITH_INV || len == 0 || len >= DROCE_COPY_CRC_MIN ||
@@ -608,13 +613,15 @@ req_only_like(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 		last = mr->length - len;
 	}
 	n = RTE_MIN(n, droce_tx_room(tx));
+	w_next = (void *)(ring + (size_t)(next & mask) * stride);
 	for (i = 0; i < n; i++) {
-		struct droce_send_wqe *w = (void *)(ring + (size_t)((next + i) & mask) * stride);
+		struct droce_send_wqe *w = w_next;
 		const struct ibv_sge *sge = droce_wqe_sge(w);
 		const uint8_t *src = w->data;
 		struct rte_mbuf *m;
 
-		rte_prefetch0(ring + (size_t)((next + i + 1) & mask) * stride);
+		w_next = (void *)(ring + (size_t)((next + i + 1) & mask) * stride);
+		rte_prefetch0(w_next);
 		if (w->state != DROCE_WQE_POSTED || w->opcode != opcode || w->length != len ||
 		    (w->send_flags & IBV_SEND_SOLICITED) != se || w->is_inline != is_inline ||
 		    ((w->send_flags & IBV_SEND_FENCE) && fence_waits))
@@ -631,9 +638,9 @@ req_only_like(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 		if (m == NULL)
 			break;
 		/* From the pool the first frame came from: the same room. */
-		m->data_len = first->data_len;
-		m->pkt_len = first->pkt_len;
-		m->tx_offload = first->tx_offload;
+		m->data_len = data_len;
+		m->pkt_len = pkt_len;
+		m->tx_offload = tx_offload;
 		bth = rte_pktmbuf_mtod(m, uint8_t *) + bth_off;
 		memcpy(bth - bth_off, from, DROCE_HDR_TMPL_COPY);
 		((struct droce_bth *)bth)->apsn = rte_cpu_to_be_32(ackreq | psn);
