@@ -387,62 +387,55 @@ START_TEST(unsignaled_writes_retire_at_their_ack)
 END_TEST
 
 /*
- * A WRITE sent as a copy and resent by reference (zero copy turned on in
- * between): acknowledged while the resent frame is still in a TX queue,
- * it keeps its slot until the frame has left.
+ * Sixteen unsignaled WRITEs sent as copies, then, zero copy turned on,
+ * WRITEs @p k to 15 sent again after a NAK (by reference, staying in the
+ * TX ring; WRITE @p k, when @p k_copied, of 32 bytes, under the zero-copy
+ * threshold: as a copy again), and an ACK of all of them while those
+ * frames are queued. Each WRITE resent by reference keeps its slot until
+ * its frame has left; the rest are free.
  */
-START_TEST(write_resent_by_reference_waits_for_its_frame)
+static void
+resent_by_reference(unsigned k, bool k_copied)
 {
 	struct ibv_qp *qp = make_qp(1, 14);
+	const unsigned free = k + k_copied;
 	struct ibv_wc wc[4];
 
 	droce_zc_configure(false, 0);
-	ck_assert_int_eq(post_writes(qp, 16, MTU, 0, 0), 0);
+	ck_assert_int_eq(post_writes(qp, k, MTU, 0, 0), 0);
+	ck_assert_int_eq(post_writes(qp, 1, k_copied ? 32 : MTU, 0, k), 0);
+	ck_assert_int_eq(post_writes(qp, 15 - k, MTU, 0, k + 1), 0);
 	take_run(PSN, 16);
 	droce_zc_configure(true, 64);
-	/* WRITEs 1-15 go again, by reference, and stay in the TX ring. */
-	send_aeth(qp, SEQ_NAK, PSN + 1);
+	send_aeth(qp, SEQ_NAK, PSN + k);
 	send_aeth(qp, ACK, PSN + 15);
 	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
-	/* WRITE 0's slot is free; WRITE 1's waits for its frame. */
-	post_to_full(qp, 1, 16);
-	take_run(PSN + 1, 16);
-	send_aeth(qp, ACK, PSN + 16);
-	ck_assert_int_eq(post_writes(qp, 16, MTU, 0, 17), 0);
+	post_to_full(qp, free, 16);
+	take_run(PSN + k, 16 - k + free);
+	send_aeth(qp, ACK, PSN + 15 + free);
+	ck_assert_int_eq(post_writes(qp, 16, MTU, 0, 16 + free), 0);
 	destroy(qp);
 	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+}
+
+/* A WRITE sent as a copy and resent by reference, acknowledged while
+ * the resent frame is still queued: WRITE 0's slot is free, WRITE 1's
+ * waits for its frame. */
+START_TEST(write_resent_by_reference_waits_for_its_frame)
+{
+	resent_by_reference(1, false);
 }
 END_TEST
 
 /*
- * The same behind a WRITE that an ACK retires: resent as a copy (under
- * the zero-copy threshold), it frees its slot, and the WRITEs after it,
- * resent by reference, keep theirs until their frames have left. The
- * completer takes the unsignaled WQEs after a retired one a run at a
- * time, and that run must stop at a frame still queued.
+ * The same behind a WRITE that the ACK retires, resent as a copy: its
+ * slot is free, and the WRITEs after it keep theirs. The completer takes
+ * the unsignaled WQEs after a retired one a run at a time, and that run
+ * must stop at a frame still queued.
  */
 START_TEST(writes_resent_by_reference_wait_behind_a_copied_one)
 {
-	struct ibv_qp *qp = make_qp(1, 14);
-	struct ibv_wc wc[4];
-
-	droce_zc_configure(false, 0);
-	ck_assert_int_eq(post_writes(qp, 8, MTU, 0, 0), 0);
-	ck_assert_int_eq(post_writes(qp, 1, 32, 0, 8), 0);
-	ck_assert_int_eq(post_writes(qp, 7, MTU, 0, 9), 0);
-	take_run(PSN, 16);
-	droce_zc_configure(true, 64);
-	/* WRITEs 8-15 go again: 8 as a copy, 9-15 by reference, which stay
-	 * in the TX ring. */
-	send_aeth(qp, SEQ_NAK, PSN + 8);
-	send_aeth(qp, ACK, PSN + 15);
-	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
-	post_to_full(qp, 9, 16);
-	take_run(PSN + 8, 17);
-	send_aeth(qp, ACK, PSN + 24);
-	ck_assert_int_eq(post_writes(qp, 16, MTU, 0, 25), 0);
-	destroy(qp);
-	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+	resent_by_reference(8, true);
 }
 END_TEST
 
