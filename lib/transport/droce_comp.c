@@ -93,19 +93,15 @@ comp_publish(struct droce_qp *qp, uint32_t cons, const struct ibv_wc *wc, unsign
  * signaling they are nearly all of an ACK's, and this loop takes one in
  * some 20 instructions where comp_ack_upto()'s, which must tell every
  * other case apart, took some 40 (docs/benchmarks.md, thirty-ninth
- * session). The ring's fields are locals: nothing here stores. Only for
- * a QP without sq_sig_all, which is what an unsignaled WQE says.
+ * session). Nothing here stores, so the ring's fields are loaded once.
+ * Only for a QP without sq_sig_all, which is what an unsignaled WQE says.
  * @return the index of the first WQE that is not such, or @p next.
  */
 static __rte_always_inline uint32_t
 comp_skip_quiet(const struct droce_qp *qp, uint32_t i, uint32_t next, uint32_t psn)
 {
-	const uint8_t *buf = qp->sq.buf;
-	const uint32_t mask = qp->sq.mask, stride = qp->sq.stride;
-
 	for (; i != next; i++) {
-		const struct droce_send_wqe *w =
-			(const struct droce_send_wqe *)(buf + (size_t)(i & mask) * stride);
+		const struct droce_send_wqe *w = droce_wq_at(&qp->sq, i);
 
 		if (w->error != 0 || w->state != DROCE_WQE_SENT ||
 		    droce_psn_diff(w->last_psn, psn) > 0 || (w->send_flags & IBV_SEND_SIGNALED) ||
