@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <pthread.h>
 #include <sys/queue.h>
 #include <sys/types.h>
@@ -107,6 +108,62 @@ static inline struct ibv_sge *
 droce_wqe_sge(struct droce_send_wqe *w)
 {
 	return (struct ibv_sge *)w->data;
+}
+
+/*
+ * A send WQE's shape in two 8-byte words, for a run that compares each of
+ * its WQEs with the first (req_only_like()) in two loads: its opcode and
+ * flags, and its length, SGE count, inline flag and state. A struct of
+ * each word's fields, in the WQE's order, builds what is compared with
+ * and which bits count, whatever the byte order.
+ */
+struct droce_wqe_op_word {
+	uint32_t opcode;
+	uint32_t send_flags;
+};
+
+struct droce_wqe_len_word {
+	uint32_t length;
+	uint16_t num_sge;
+	uint8_t is_inline;
+	uint8_t state;
+};
+
+static_assert(offsetof(struct droce_send_wqe, send_flags) ==
+		      offsetof(struct droce_send_wqe, opcode) + 4 &&
+	      offsetof(struct droce_send_wqe, num_sge) ==
+		      offsetof(struct droce_send_wqe, length) + 4 &&
+	      offsetof(struct droce_send_wqe, is_inline) ==
+		      offsetof(struct droce_send_wqe, length) + 6 &&
+	      offsetof(struct droce_send_wqe, state) ==
+		      offsetof(struct droce_send_wqe, length) + 7 &&
+	      sizeof(bool) == 1 && sizeof(struct droce_wqe_op_word) == 8 &&
+	      sizeof(struct droce_wqe_len_word) == 8,
+	      "droce_wqe_op_word and droce_wqe_len_word follow the WQE's fields");
+
+/** The word of a droce_wqe_op_word or droce_wqe_len_word. */
+static inline uint64_t
+droce_wqe_word_of(const void *fields)
+{
+	uint64_t v;
+
+	memcpy(&v, fields, sizeof(v));
+	return v;
+}
+
+/** @p w's opcode and flags, as a droce_wqe_op_word's word. */
+static inline uint64_t
+droce_wqe_op_word(const struct droce_send_wqe *w)
+{
+	return droce_wqe_word_of(&w->opcode);
+}
+
+/** @p w's length, SGE count, inline flag and state, as a
+ *  droce_wqe_len_word's word. */
+static inline uint64_t
+droce_wqe_len_word(const struct droce_send_wqe *w)
+{
+	return droce_wqe_word_of(&w->length);
 }
 
 /** One receive work request. */

@@ -561,7 +561,11 @@ req_is_only(const struct droce_qp *qp, const struct droce_send_wqe *w)
  * shape or key, or one fenced behind READs (@p fence_waits), ends it:
  * req_only_run() takes that one as any.
  * Every frame copies its headers from @p w0's, not from the one before
- * it, whose stores may not have left the store buffer. Out of line: a
+ * it, whose stores may not have left the store buffer. A WQE's shape is
+ * two 8-byte words compared with what the run wants (droce_wqe_op_word,
+ * droce_wqe_len_word), and the next WQE's address a step along the ring:
+ * the loop's constants outnumber the registers, and each one fewer
+ * is a reload from the stack fewer per WQE. Out of line: a
  * call per run is nothing, and inlined, its registers made every call
  * of the engine's QP service some 20 instructions longer (a lone
  * message's three of them).
@@ -577,34 +581,54 @@ req_only_like(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 	const struct droce_opcode_info *op = tx->op;
 	const uint8_t reth = op->off[DROCE_HDR_RETH], immdt = op->off[DROCE_HDR_IMMDT];
 	const uint8_t pay = op->off[DROCE_HDR_PAYLOAD];
-	const uint32_t len = w0->length, opcode = w0->opcode;
-	const uint32_t se = w0->send_flags & IBV_SEND_SOLICITED;
+	const uint32_t len = w0->length;
 	const unsigned pad = (4 - (len & 3)) & 3;
 	const uint32_t ackreq = qp->type == IBV_QPT_RC ? DROCE_BTH_ACKREQ : 0;
 	const bool is_inline = w0->is_inline;
+	/* Each WQE's shape against @p w0's: its opcode and solicited bit (and
+	 * no fence while READs are out), its length, a single SGE unless
+	 * inline, and not started. */
+	const uint64_t op_want = droce_wqe_word_of(&(struct droce_wqe_op_word){
+		.opcode = w0->opcode, .send_flags = w0->send_flags & IBV_SEND_SOLICITED,
+	});
+	const uint64_t op_bits = droce_wqe_word_of(&(struct droce_wqe_op_word){
+		.opcode = UINT32_MAX,
+		.send_flags = IBV_SEND_SOLICITED | (fence_waits ? IBV_SEND_FENCE : 0),
+	});
+	const uint64_t len_want = droce_wqe_word_of(&(struct droce_wqe_len_word){
+		.length = len, .num_sge = 1, .is_inline = is_inline, .state = DROCE_WQE_POSTED,
+	});
+	const uint64_t len_bits = droce_wqe_word_of(&(struct droce_wqe_len_word){
+		.length = UINT32_MAX, .num_sge = is_inline ? 0 : UINT16_MAX,
+		.is_inline = UINT8_MAX, .state = UINT8_MAX,
+	});
 	/* Locals, not fields: every byte stored into a frame may alias a
 	 * field, which the compiler would load again for each WQE. */
 	uint8_t *const ring = qp->sq.buf;
-	const uint32_t mask = qp->sq.mask, stride = qp->sq.stride;
+	const uint32_t stride = qp->sq.stride;
+	const uint8_t *const ring_end = ring + (size_t)(qp->sq.mask + 1) * stride;
 	const uint32_t lkey = droce_wqe_sge(w0)->lkey;
 	const struct droce_mr *mr = is_inline ? NULL : droce_mr_lookup(tx->mrt, lkey);
 	const uint8_t *base = NULL;
 	uint64_t iova = 0, last = 0;
-	uint64_t unsealed = tx->unsealed;
-	uint32_t psn = qp->req.psn, next = qp->req.next, i;
-	uint16_t staged = tx->n;
+	/* One count walks the run: a frame's place in the staging, from which
+	 * its PSN and the WQEs taken follow. */
+	const unsigned staged0 = tx->n;
+	const uint32_t psn0 = qp->req.psn - staged0;
+	unsigned staged, end;
 	uint8_t *bth = tx->bth;
+	uint32_t i;
 	/* The first frame's lengths and offloads, every frame's (locals too). */
 	const uint16_t data_len = first->data_len;
 	const uint32_t pkt_len = first->pkt_len;
 	const uint64_t tx_offload = first->tx_offload;
-	struct droce_send_wqe *w_next;
+	uint8_t *w_next;
 
 	if ((qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC) ||
-	    opcode == IBV_WR_SEND_WITH_INV || len == 0 || len >= DROCE_COPY_CRC_MIN ||
+	    w0->opcode == IBV_WR_SEND_WITH_INV || len == 0 || len >= DROCE_COPY_CRC_MIN ||
 	    (!is_inline && (len >= tx->zc_from || mr == NULL || mr->pd_handle != qp->pd_handle ||
 			    len > mr->length)) ||
-	    !((unsealed >> (staged - 1)) & 1))
+	    !((tx->unsealed >> (staged0 - 1)) & 1))
 		return 0;
 	if (!is_inline) {
 		base = mr->base;
@@ -612,25 +636,26 @@ req_only_like(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 		/* The last offset into the region a payload may start at. */
 		last = mr->length - len;
 	}
-	n = RTE_MIN(n, droce_tx_room(tx));
-	w_next = (void *)(ring + (size_t)(next & mask) * stride);
-	for (i = 0; i < n; i++) {
-		struct droce_send_wqe *w = w_next;
+	end = staged0 + RTE_MIN(n, droce_tx_room(tx));
+	w_next = droce_wq_at(&qp->sq, qp->req.next);
+	for (staged = staged0; staged < end; staged++) {
+		struct droce_send_wqe *w = (void *)w_next;
+		const uint32_t psn = droce_psn_add(psn0, staged);
 		const struct ibv_sge *sge = droce_wqe_sge(w);
 		const uint8_t *src = w->data;
 		struct rte_mbuf *m;
 
-		w_next = (void *)(ring + (size_t)((next + i + 1) & mask) * stride);
+		w_next += stride;
+		if (w_next == ring_end)
+			w_next = ring;
 		rte_prefetch0(w_next);
-		if (w->state != DROCE_WQE_POSTED || w->opcode != opcode || w->length != len ||
-		    (w->send_flags & IBV_SEND_SOLICITED) != se || w->is_inline != is_inline ||
-		    ((w->send_flags & IBV_SEND_FENCE) && fence_waits))
+		if ((((droce_wqe_op_word(w) ^ op_want) & op_bits) |
+		     ((droce_wqe_len_word(w) ^ len_want) & len_bits)) != 0)
 			break;
 		if (!is_inline) {
 			/* droce_mr_range(), the region's fields read once
 			 * (below its start, the offset wraps above last). */
-			if (w->num_sge != 1 || sge->lkey != lkey || len > sge->length ||
-			    sge->addr - iova > last)
+			if (sge->lkey != lkey || len > sge->length || sge->addr - iova > last)
 				break;
 			src = base + (sge->addr - iova);
 		}
@@ -656,20 +681,22 @@ req_only_like(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 		rte_memcpy(bth + pay, src, len);
 		if (pad)
 			memset(bth + pay + len, 0, pad);
-		unsealed |= UINT64_C(1) << staged;
-		tx->pkts[staged++] = m;
+		tx->pkts[staged] = m;
 		w->first_psn = w->last_psn = psn;
 		w->sent = len;
 		w->error = 0;
 		w->state = DROCE_WQE_SENT;
-		psn = droce_psn_add(psn, 1);
 	}
-	/* Where droce_tx_again() and droce_tx_cur() look: the last frame. */
+	i = staged - staged0;
+	if (i == 0)
+		return 0;
+	/* Where droce_tx_again() and droce_tx_cur() look: the last frame. The
+	 * run's frames are left to the flush to seal, as the first was. */
 	tx->bth = bth;
-	tx->n = staged;
-	tx->unsealed = unsealed;
-	qp->req.psn = psn;
-	qp->req.next = next + i;
+	tx->n = (uint16_t)staged;
+	tx->unsealed |= (~UINT64_C(0) >> (64 - i)) << staged0;
+	qp->req.psn = droce_psn_add(psn0, staged);
+	qp->req.next += i;
 	if (!is_inline)
 		*tx->zc_copy_count += i;
 	return i;

@@ -770,6 +770,54 @@ read_resp(struct ibv_qp *qp, uint8_t opcode, uint32_t psn, uint32_t off)
 }
 
 /*
+ * A fenced WRITE in one list of WRITEs behind a READ (IB spec 10.8.3.3:
+ * a fenced WR starts once the READs and atomics before it have
+ * completed): the READ and the WRITEs before the fenced one go out, in
+ * one run of like WRITEs (req_only_like()); the fenced one and the one
+ * after it wait for the READ's response. The run stops at the fence as
+ * its first WQE would.
+ */
+START_TEST(fenced_write_of_a_run_waits_for_the_read_before_it)
+{
+	enum { N = 5, FENCED = 3 };
+	struct ibv_qp *qp = make_qp(1, 14);
+	struct ibv_send_wr wr[N], *bad;
+	struct ibv_sge sge[N];
+	struct ibv_wc wc[N + 1];
+	struct sent s;
+
+	memset(buf, 0, MTU);
+	for (unsigned i = 0; i < N; i++) {
+		sge[i] = i == 0 ? (struct ibv_sge){ (uintptr_t)buf, MTU, mr->lkey } :
+				  (struct ibv_sge){ (uintptr_t)buf + MTU + 64 * i, 64, mr->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i, .next = i + 1 < N ? &wr[i + 1] : NULL,
+			.sg_list = &sge[i], .num_sge = 1,
+			.opcode = i == 0 ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED | (i == FENCED ? IBV_SEND_FENCE : 0),
+			.wr.rdma = { .remote_addr = READ_VA, .rkey = READ_RKEY },
+		};
+	}
+	ck_assert_int_eq(ibv_post_send(qp, wr, &bad), 0);
+	s = take();
+	ck_assert_uint_eq(s.opcode, DROCE_OP_READ_REQUEST);
+	ck_assert_uint_eq(s.psn, PSN);
+	take_run(PSN + 1, FENCED - 1);
+	expect_silence();
+	read_resp(qp, DROCE_OP_READ_RESP_ONLY, PSN, 0);
+	take_run(PSN + FENCED, N - FENCED);
+	send_aeth(qp, ACK, PSN + N - 1);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, N + 1), N);
+	for (unsigned i = 0; i < N; i++) {
+		ck_assert_uint_eq(wc[i].wr_id, i);
+		ck_assert_int_eq(wc[i].status, IBV_WC_SUCCESS);
+	}
+	ck_assert_int_eq(memcmp(buf, pattern, MTU), 0);
+	destroy(qp);
+}
+END_TEST
+
+/*
  * READ responses past a gap (an implied NAK): one request for the rest
  * of the READ, which is a retry (the only one of retry_cnt 1); the
  * responses after it, past the same gap, ask nothing more. Once the ACK
@@ -913,6 +961,7 @@ main(void)
 	tcase_add_test(tc, writes_resent_from_a_gone_region_fail);
 	tcase_add_test(tc, short_writes_read_the_region_their_key_names);
 	tcase_add_test(tc, short_messages_of_a_run_carry_their_own_fields);
+	tcase_add_test(tc, fenced_write_of_a_run_waits_for_the_read_before_it);
 	tcase_add_test(tc, short_writes_stop_at_their_region_bounds);
 	tcase_add_test(tc, short_write_after_an_empty_foreign_sge_fails);
 	tcase_add_test(tc, unsignaled_read_passed_by_an_ack_is_asked_again);
