@@ -23,7 +23,17 @@
  * bytes, moved up by a byte shuffle (SSSE3) that brings the zeros in
  * front. Everything else is the same code.
  *
- * Runs from SHORT_MAX bytes on, runs shorter than 16 bytes, CPUs without
+ * CPUs without the 512-bit path fold long runs the same way: DPDK 22.11's
+ * CRC for them (its SSE4.2 path) folds one 16-byte block at a time, each
+ * fold waiting for the one before, some 0.28 cycles a byte on Zen 4. Four
+ * lanes abreast take two thirds of that (the carry-less multiplies' rate
+ * is then the limit, not their latency), and where the CPU has VPCLMULQDQ
+ * with AVX2 (AMD Zen 3, Intel's clients since Alder Lake) runs from
+ * CRC256_MIN bytes on are folded as eight lanes in four 256-bit
+ * registers, two lanes per multiply: a third (tests/bench/crc_bench).
+ *
+ * Runs from SHORT_MAX bytes on where the CPU has the 512-bit path (DPDK's
+ * AVX-512 CRC is as fast there), runs shorter than 16 bytes, CPUs without
  * PCLMULQDQ and SSE4.1, and builds for other architectures use
  * rte_net_crc_calc().
  *
@@ -43,6 +53,7 @@
  * a line. The few bytes after the last whole line are shifted into place
  * with byte permutes (AVX-512 VBMI), so that path needs it too.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -90,11 +101,14 @@ static const uint8_t init_ones[64] __rte_aligned(64) = {
 	[32] = 0xff, [33] = 0xff, [34] = 0xff, [35] = 0xff,
 };
 /* A shuffle control read at 16 - pad: zeros (0x80) in the first pad
- * bytes, then bytes 0.. of the source. */
-static const uint8_t head_shuffle[32] __rte_aligned(32) = {
+ * bytes, then bytes 0.. of the source; read at 32 - pad: the source's
+ * bytes 16 - pad.. (those the first read moved out), then zeros. */
+static const uint8_t head_shuffle[48] __rte_aligned(16) = {
 	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
 	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
 	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
 };
 
 CRC_TARGET_SSE static inline __m128i
@@ -210,6 +224,137 @@ crc_short(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask, __m
 		x0 = _mm_xor_si128(fold(x0, _mm_load_si128((const __m128i *)k128)),
 				   block(p, i, pad, mask));
 	return crc_reduce(x0);
+}
+
+/*
+ * Long runs with 256-bit carry-less multiplies (VPCLMULQDQ with AVX2, no
+ * AVX-512 needed): blocks as crc_short() reads them, eight lanes in four
+ * registers, each lane folded 1024 bits on per step. The first eight
+ * blocks, which hold the mask's bytes and the CRC's register, are read
+ * as crc_short() reads them; the lanes are joined pairwise (512, 256,
+ * then 128 bits on), and the blocks after the last whole step are folded
+ * in one at a time. As fold_run512() below, it can carry a copy along
+ * (droce_copy_crc32()) where the CPU has no AVX-512: without byte-masked
+ * loads and permutes, its blocks follow the run's length, as crc_short()'s
+ * do, not its cache lines. It does not move another run beside the CRC
+ * (droce_crc32_beside()): a received payload's copy into its region made
+ * 128 bytes per step took the engine's 4 KiB WRITE 1000-1300 cycles a
+ * frame against 625 with the copy made first (engine_bench write_rx,
+ * -C avx2), whatever the region's offset.
+ */
+#define CRC256_TARGET __attribute__((target("pclmul,ssse3,sse4.1,avx2,vpclmulqdq")))
+
+/* Runs from here on take the 256-bit path: two steps of eight blocks at
+ * least, below which the 128-bit path's four lanes are as fast. */
+#define CRC256_MIN 256
+
+static_assert(DROCE_CRC_MASK_LEN + 16 <= 8 * 16,
+	      "the mask's bytes lie in the blocks fold_long256() reads one by one");
+static_assert(DROCE_COPY_CRC_MIN >= CRC256_MIN, "fused runs are long ones");
+
+CRC256_TARGET static inline __attribute__((always_inline)) __m256i
+fold256(__m256i x, __m256i k)
+{
+	return _mm256_xor_si256(_mm256_clmulepi64_epi128(x, k, 0x00),
+				_mm256_clmulepi64_epi128(x, k, 0x11));
+}
+
+CRC256_TARGET static inline __attribute__((always_inline)) __m256i
+k256x2(const long long k[2])
+{
+	return _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)k));
+}
+
+/* Blocks @p lo and @p hi side by side, @p lo in the low lane. */
+CRC256_TARGET static inline __attribute__((always_inline)) __m256i
+pair256(__m128i lo, __m128i hi)
+{
+	return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+
+/* Block j >= 1 (block() with no mask), stored at @p d too when @p d is
+ * not NULL. */
+CRC256_TARGET static inline __attribute__((always_inline)) __m128i
+block_copied(uint8_t *d, const uint8_t *s, uint32_t j, uint32_t pad,
+	     const struct droce_crc_mask *mask)
+{
+	__m128i b = block(s, j, pad, mask);
+
+	if (d != NULL)
+		_mm_storeu_si128((__m128i *)(d + 16 * j - pad), b);
+	return b;
+}
+
+/*
+ * The CRC of the @p n (>= CRC256_MIN) bytes at @p s continued from
+ * @p prev (zlib's crc32(prev, s, n)), @p mask ORed into its first bytes
+ * (not with @p d); each block stored at @p d too when @p d is not NULL.
+ * The continued CRC's register, ~prev, goes where the
+ * run's first four bytes are: byte pad of block 0 on, moved into place by
+ * the shuffles that move block 0 (what does not fit goes into block 1).
+ * Block 0 is copied as the run's first 16 bytes, unmoved; each block
+ * after it is stored where it was read.
+ */
+CRC256_TARGET static inline __attribute__((always_inline)) uint32_t
+fold_long256(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev,
+	     const struct droce_crc_mask *mask)
+{
+	uint32_t pad = crc_pad(n), nb = (n + pad) / 16, i;
+	__m128i reg = _mm_cvtsi32_si128((int)~prev), b0 = head_shuffled(s, n), y;
+	__m256i x0, x1, x2, x3, k;
+
+	if (d != NULL)
+		_mm_storeu_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
+	if (mask != NULL)
+		b0 = _mm_or_si128(b0, _mm_loadu_si128((const __m128i *)(mask->b + 16 - pad)));
+	b0 = _mm_xor_si128(b0, _mm_shuffle_epi8(reg, _mm_loadu_si128((const __m128i *)
+								 (head_shuffle + 16 - pad))));
+	x0 = pair256(b0, _mm_xor_si128(block_copied(d, s, 1, pad, mask),
+				       _mm_shuffle_epi8(reg, _mm_loadu_si128((const __m128i *)
+									     (head_shuffle + 32 - pad)))));
+	x1 = pair256(block_copied(d, s, 2, pad, mask), block_copied(d, s, 3, pad, mask));
+	x2 = pair256(block_copied(d, s, 4, pad, mask), block_copied(d, s, 5, pad, mask));
+	x3 = pair256(block_copied(d, s, 6, pad, mask), block_copied(d, s, 7, pad, mask));
+	k = k256x2(k1024);
+	for (i = 8; i + 8 <= nb; i += 8) {
+		const uint32_t off = 16 * i - pad;
+		__m256i b[4];
+		unsigned j;
+
+		for (j = 0; j < 4; j++) {
+			b[j] = _mm256_loadu_si256((const __m256i *)(s + off + 32 * j));
+			if (d != NULL)
+				_mm256_storeu_si256((__m256i *)(d + off + 32 * j), b[j]);
+		}
+		x0 = _mm256_xor_si256(fold256(x0, k), b[0]);
+		x1 = _mm256_xor_si256(fold256(x1, k), b[1]);
+		x2 = _mm256_xor_si256(fold256(x2, k), b[2]);
+		x3 = _mm256_xor_si256(fold256(x3, k), b[3]);
+	}
+	/* The eight lanes (blocks i - 8 .. i - 1) into the last one. */
+	k = k256x2(k512);
+	x0 = _mm256_xor_si256(fold256(x0, k), x2);
+	x1 = _mm256_xor_si256(fold256(x1, k), x3);
+	x0 = _mm256_xor_si256(fold256(x0, k256x2(k256)), x1);
+	y = _mm_xor_si128(fold(_mm256_castsi256_si128(x0), _mm_load_si128((const __m128i *)k128)),
+			  _mm256_extracti128_si256(x0, 1));
+	for (; i < nb; i++)
+		y = _mm_xor_si128(fold(y, _mm_load_si128((const __m128i *)k128)),
+				  block_copied(d, s, i, pad, NULL));
+	return crc_reduce(y);
+}
+
+/* One instance for both droce_crc32() and the masked runs. */
+CRC256_TARGET static uint32_t
+crc_long256(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
+{
+	return fold_long256(NULL, p, len, 0, mask);
+}
+
+CRC256_TARGET static uint32_t
+copy_crc256(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev)
+{
+	return fold_long256(d, s, n, prev, NULL);
 }
 
 /*
@@ -570,24 +715,56 @@ crc_masked_sse(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask
 	return crc_short(p, len, mask, head_shuffled(p, len));
 }
 
-/* The fastest path the CPU runs. */
+static bool
+cpu_has(enum rte_cpu_flag_t f)
+{
+	return rte_cpu_get_flag_enabled(f) > 0;
+}
+
+/* Whether the CPU runs @p path. Not an order: a CPU may have VPCLMULQDQ
+ * with AVX2 but not AVX-512 (AMD Zen 3), or AVX-512 but not VPCLMULQDQ
+ * (Intel's Skylake servers). */
+static bool
+crc_runs(enum droce_crc_path path)
+{
+	bool sse = cpu_has(RTE_CPUFLAG_PCLMULQDQ) && cpu_has(RTE_CPUFLAG_SSSE3) &&
+		   cpu_has(RTE_CPUFLAG_SSE4_1);
+	bool avx512 = sse && cpu_has(RTE_CPUFLAG_AVX512BW) && cpu_has(RTE_CPUFLAG_AVX512VL);
+
+	switch (path) {
+	case DROCE_CRC_LIB:
+		return true;
+	case DROCE_CRC_SSE:
+		return sse;
+	case DROCE_CRC_AVX2:
+		return sse && cpu_has(RTE_CPUFLAG_AVX2) && cpu_has(RTE_CPUFLAG_VPCLMULQDQ);
+	case DROCE_CRC_AVX512:
+		return avx512;
+	case DROCE_CRC_VPCLMUL:
+		return avx512 && cpu_has(RTE_CPUFLAG_AVX512F) && cpu_has(RTE_CPUFLAG_AVX512VBMI) &&
+		       cpu_has(RTE_CPUFLAG_VPCLMULQDQ);
+	}
+	return false;
+}
+
+/* The fastest path the CPU runs: the paths are declared slowest first. */
 static enum droce_crc_path
 crc_best(void)
 {
-	if (rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) <= 0 ||
-	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSSE3) <= 0 ||
-	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) <= 0)
-		return DROCE_CRC_LIB;
-	if (rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512BW) <= 0 ||
-	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512VL) <= 0)
-		return DROCE_CRC_SSE;
-	if (rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512F) <= 0 ||
-	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX512VBMI) <= 0 ||
-	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) <= 0)
-		return DROCE_CRC_AVX512;
-	return DROCE_CRC_VPCLMUL;
+	int path;
+
+	for (path = DROCE_CRC_VPCLMUL; path > DROCE_CRC_LIB; path--)
+		if (crc_runs((enum droce_crc_path)path))
+			break;
+	return (enum droce_crc_path)path;
 }
 #else
+static bool
+crc_runs(enum droce_crc_path path)
+{
+	return path == DROCE_CRC_LIB;
+}
+
 static enum droce_crc_path
 crc_best(void)
 {
@@ -607,21 +784,39 @@ droce_crc32_init(void)
 int
 droce_crc32_path_set(enum droce_crc_path path)
 {
-	if (path > crc_best())
+	if (!crc_runs(path))
 		return -ENOTSUP;
 	crc_path = path;
 	return 0;
 }
 
+#ifdef RTE_ARCH_X86
+/*
+ * The CRC of a run of @p len >= 16 bytes with @p mask ORed into its first
+ * bytes (none when NULL) on the paths that fold every length themselves
+ * (all but DROCE_CRC_VPCLMUL and DROCE_CRC_LIB). The mask's NULL is seen
+ * where each caller inlines this, so each gets the instances it needs.
+ */
+static __rte_always_inline uint32_t
+crc_folded(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
+{
+	if (crc_path == DROCE_CRC_AVX512)
+		return mask == NULL ? crc_plain(p, len) : crc_masked(p, len, mask);
+	if (crc_path == DROCE_CRC_AVX2 && len >= CRC256_MIN)
+		return crc_long256(p, len, mask);
+	return mask == NULL ? crc_plain_sse(p, len) : crc_masked_sse(p, len, mask);
+}
+#endif
+
 uint32_t
 droce_crc32(const void *p, uint32_t len)
 {
 #ifdef RTE_ARCH_X86
-	if (crc_path != DROCE_CRC_LIB && len >= 16 && len < SHORT_MAX) {
-		if (crc_path == DROCE_CRC_SSE)
-			return crc_plain_sse(p, len);
-		return crc_path == DROCE_CRC_VPCLMUL && len >= CRC512_MIN ?
-			crc_short512(p, len, NULL) : crc_plain(p, len);
+	if (crc_path == DROCE_CRC_VPCLMUL) {
+		if (len >= 16 && len < SHORT_MAX)
+			return len >= CRC512_MIN ? crc_short512(p, len, NULL) : crc_plain(p, len);
+	} else if (crc_path != DROCE_CRC_LIB && len >= 16) {
+		return crc_folded(p, len, NULL);
 	}
 #endif
 	return rte_net_crc_calc(p, len, RTE_NET_CRC32_ETH);
@@ -634,8 +829,14 @@ droce_copy_crc32(void *dst, const void *src, uint32_t n, uint32_t *crc)
 	uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
 
 	/* Runs that overlap keep droce_copy()'s memmove() order. */
-	if (crc_path == DROCE_CRC_VPCLMUL && n >= DROCE_COPY_CRC_MIN && d - s >= n && s - d >= n) {
+	if (n < DROCE_COPY_CRC_MIN || d - s < n || s - d < n)
+		return false;
+	if (crc_path == DROCE_CRC_VPCLMUL) {
 		*crc = copy_crc512(dst, src, n, *crc);
+		return true;
+	}
+	if (crc_path == DROCE_CRC_AVX2) {
+		*crc = copy_crc256(dst, src, n, *crc);
 		return true;
 	}
 #else
@@ -676,8 +877,12 @@ droce_crc32_beside_masked(void *p, uint32_t len, const struct droce_crc_mask *ma
 		return droce_crc32(p, len);
 	if (len < DROCE_CRC_MASKED_MAX)
 		return droce_crc32_masked(p, len, mask);
-	/* A long run without the 512-bit path: rte_net_crc takes no mask, so
-	 * the bytes are masked in place for its call, and put back. */
+#ifdef RTE_ARCH_X86
+	if (crc_path != DROCE_CRC_LIB)
+		return crc_folded(p, len, mask);
+#endif
+	/* A long run on rte_net_crc, which takes no mask: the bytes are
+	 * masked in place for its call, and put back. */
 	memcpy(saved, b, sizeof(saved));
 	for (i = 0; i < sizeof(saved); i++)
 		b[i] |= mask->b[16 + i];
@@ -716,12 +921,10 @@ droce_crc32_masked(const void *p, uint32_t len, const struct droce_crc_mask *mas
 
 	RTE_ASSERT(len < DROCE_CRC_MASKED_MAX);
 #ifdef RTE_ARCH_X86
-	if (crc_path != DROCE_CRC_LIB && len >= 16) {
-		if (crc_path == DROCE_CRC_SSE)
-			return crc_masked_sse(p, len, mask);
-		return crc_path == DROCE_CRC_VPCLMUL && len >= CRC512_MIN ?
-			crc_short512(p, len, mask) : crc_masked(p, len, mask);
-	}
+	if (crc_path == DROCE_CRC_VPCLMUL && len >= 16)
+		return len >= CRC512_MIN ? crc_short512(p, len, mask) : crc_masked(p, len, mask);
+	if (crc_path != DROCE_CRC_LIB && len >= 16)
+		return crc_folded(p, len, mask);
 #endif
 	/* Without the short path: the ICRC's view in a copy. */
 	memcpy(copy, p, len);

@@ -13,10 +13,10 @@
  * through droce_crc32_masked() when short, droce_crc32_beside_masked()
  * when long: both set the masked bits as they read (the 8 bytes before
  * the IP header belong to the Ethernet header and read as the ones), and
- * the frame is only read (but for a long one on a CPU without the
- * 512-bit CRC, which masks its first bytes in place for rte_net_crc and
- * puts them back). Others: droce_crc32() (rte_net_crc for long
- * runs) takes one contiguous buffer and no seed, so the masked bytes are
+ * the frame is only read (but for a long one on a CPU without PCLMULQDQ,
+ * whose rte_net_crc takes no mask: its first bytes are masked in place
+ * and put back). Others: droce_crc32() takes one contiguous buffer and
+ * no seed, so the masked bytes are
  * written in place, the whole frame goes through one call, and the saved
  * bytes are put back. Chained mbufs get one call per segment, joined as
  * zlib's crc32_combine() does (icrc_join()).

@@ -567,8 +567,10 @@ const uint8_t *droce_icrc_short_span(const struct rte_mbuf *m, const struct droc
 /**
  * CRC-32 of @p len bytes at @p p, the Ethernet polynomial (what
  * rte_net_crc_calc(p, len, RTE_NET_CRC32_ETH) and zlib's crc32() return):
- * droce's own for short runs, whose latency is lower, rte_net_crc's for
- * long ones. droce_crc32_init() (called by droce_icrc_init()) chooses.
+ * droce's own folds, whose latency is lower, at every length of 16 bytes
+ * or more, but for long runs on CPUs with the 512-bit path, which take
+ * rte_net_crc's AVX-512 one. droce_crc32_init() (called by
+ * droce_icrc_init()) chooses (enum droce_crc_path).
  */
 uint32_t droce_crc32(const void *p, uint32_t len);
 
@@ -616,16 +618,20 @@ void droce_crc32_masked4(const uint8_t *const p[4], uint32_t len,
  *  (the CPU has VPCLMULQDQ): elsewhere grouping runs for it gains nothing. */
 bool droce_crc32_masked4_wide(void);
 
-/** The paths droce_crc32() and droce_crc32_masked() take short runs on. */
+/** The paths droce_crc32() and its kin compute CRCs on, slowest first.
+ *  A CPU may run a path without running every one before it. */
 enum droce_crc_path {
 	DROCE_CRC_LIB,       /**< rte_net_crc_calc() (the mask in a copy) */
-	DROCE_CRC_SSE,       /**< droce's, 128-bit folds (PCLMULQDQ, SSSE3, SSE4.1) */
-	DROCE_CRC_AVX512,    /**< the same, its first block a masked load (AVX-512 BW, VL) */
-	DROCE_CRC_VPCLMUL,   /**< and from 96 bytes on, 512-bit folds (AVX-512F, VBMI, VPCLMULQDQ) */
+	DROCE_CRC_SSE,       /**< droce's, 128-bit folds, four lanes (PCLMULQDQ, SSSE3, SSE4.1) */
+	DROCE_CRC_AVX2,      /**< the same, runs of 256 bytes or more in 256-bit folds, eight
+				  lanes (AVX2, VPCLMULQDQ) */
+	DROCE_CRC_AVX512,    /**< 128-bit folds, the first block a masked load (AVX-512 BW, VL) */
+	DROCE_CRC_VPCLMUL,   /**< and from 96 bytes on 512-bit folds, rte_net_crc's AVX-512 path
+				  from 256 (AVX-512F, VBMI, VPCLMULQDQ) */
 };
 
 /**
- * Choose the fastest path the CPU runs for droce_crc32()'s short runs.
+ * Choose the fastest path the CPU runs for droce_crc32() and its kin.
  * @return the path chosen.
  */
 enum droce_crc_path droce_crc32_init(void);
@@ -736,10 +742,11 @@ droce_copy_small(void *dst, const void *src, uint32_t n)
 /**
  * droce_copy() and the CRC-32 of the bytes copied in one pass, the
  * Ethernet CRC continued from @p *crc (zlib's crc32(*crc, src, n); 0 for
- * a CRC of these bytes alone), left in @p *crc: each 64-byte block is
- * folded into the CRC as it is moved, so the bytes are read once, not
- * again for the CRC. Where the CPU has VPCLMULQDQ (droce_crc32_init()),
- * for runs of DROCE_COPY_CRC_MIN bytes or more that do not overlap.
+ * a CRC of these bytes alone), left in @p *crc: each block is folded
+ * into the CRC as it is moved, so the bytes are read once, not again for
+ * the CRC. Where the CPU has VPCLMULQDQ (droce_crc32_init()'s
+ * DROCE_CRC_VPCLMUL or DROCE_CRC_AVX2 path), for runs of
+ * DROCE_COPY_CRC_MIN bytes or more that do not overlap.
  * @return true when done; false, touching nothing, otherwise (the caller
  *         copies and computes the CRC apart).
  */
@@ -769,7 +776,7 @@ droce_side_copy_run(struct droce_side_copy *side)
 
 /**
  * droce_crc32() of the @p len bytes at @p p, and the copy @p side holds
- * made on the way: where the CPU has VPCLMULQDQ and @p len is
+ * made on the way: on the DROCE_CRC_VPCLMUL path, where @p len is
  * DROCE_COPY_CRC_MIN or more, the copy's loads and stores go in beside
  * the CRC's carry-less multiplies, which leave the CPU's load and store
  * ports mostly idle, so the copy costs little more than the CRC alone.
@@ -783,11 +790,11 @@ uint32_t droce_crc32_beside(const void *p, uint32_t len, struct droce_side_copy 
  * droce_crc32_beside() of the @p len bytes at @p p as if each byte
  * i < DROCE_CRC_MASK_LEN were ORed with @p mask's byte i (what
  * droce_crc32_masked() computes, for runs of any length): the ICRC of a
- * received frame. Where the 512-bit path takes the run, the mask is ORed
- * in as the bytes are read and @p p is only read: masking the bytes in
- * place would have the CRC's first loads wait for those stores. Elsewhere
- * a long run's first bytes are masked in place for the CRC and put back,
- * so @p p must be writable and no other thread may read it meanwhile.
+ * received frame. The mask is ORed in as the bytes are read and @p p is
+ * only read (masking the bytes in place would have the CRC's first loads
+ * wait for those stores), but on the DROCE_CRC_LIB path, whose long runs
+ * have their first bytes masked in place for rte_net_crc and put back:
+ * there @p p must be writable and no other thread may read it meanwhile.
  * @p side may be NULL (no copy); @p mask NULL is droce_crc32_beside().
  */
 uint32_t droce_crc32_beside_masked(void *p, uint32_t len, const struct droce_crc_mask *mask,

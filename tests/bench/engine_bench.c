@@ -38,9 +38,9 @@
  *   profiler; -t: the QP on a parent domain with a thread domain (posts
  *   take no lock); -i: the device's WRITEs (write_tx, pingpong) posted
  *   inline (IBV_SEND_INLINE, up to 256 bytes), as perftest and droce-perf
- *   post small ones; CRC: the CRC path for short runs, lib, sse, avx512 or
- *   vpclmul (default: the fastest the CPU runs; a slower one shows what a
- *   CPU without the faster one's instructions pays). Prints one line per
+ *   post small ones; CRC: the CRC path, lib, sse, avx2, avx512 or vpclmul
+ *   (default: the fastest the CPU runs; another shows what a CPU without
+ *   the faster one's instructions pays). Prints one line per
  *   case, JSON with -j.
  */
 #include <errno.h>
@@ -354,7 +354,7 @@ main(int argc, char **argv)
 	struct result res[6];
 	unsigned nres = 0;
 	static const char *const crc_paths[] = {
-		[DROCE_CRC_LIB] = "lib", [DROCE_CRC_SSE] = "sse",
+		[DROCE_CRC_LIB] = "lib", [DROCE_CRC_SSE] = "sse", [DROCE_CRC_AVX2] = "avx2",
 		[DROCE_CRC_AVX512] = "avx512", [DROCE_CRC_VPCLMUL] = "vpclmul",
 	};
 	const char *only = NULL, *crc = NULL;
@@ -392,7 +392,7 @@ main(int argc, char **argv)
 			break;
 	if (crc != NULL && (path > DROCE_CRC_VPCLMUL ||
 			    droce_crc32_path_set((enum droce_crc_path)path) != 0))
-		die("-C: lib, sse, avx512 or vpclmul, one this CPU runs");
+		die("-C: lib, sse, avx2, avx512 or vpclmul, one this CPU runs");
 	if (only == NULL || strcmp(only, "idle") == 0) {
 		bench_idle(&b, &res[nres], &res[nres + 1]);
 		nres += 2;

@@ -593,7 +593,8 @@ START_TEST(test_roce_verify4)
 
 	check_verify4(droce_crc32_masked4_wide());
 	if (best > DROCE_CRC_LIB) {
-		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)(best - 1)), 0);
+		/* Every SIMD path's CPU runs the narrowest one. */
+		ck_assert_int_eq(droce_crc32_path_set(DROCE_CRC_SSE), 0);
 		check_verify4(droce_crc32_masked4_wide());
 		ck_assert(!droce_crc32_masked4_wide());
 		droce_crc32_init();

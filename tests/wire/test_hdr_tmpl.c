@@ -149,11 +149,10 @@ seal_burst_once(void)
 
 START_TEST(test_tmpl_seal_burst)
 {
-	enum droce_crc_path best = droce_crc32_init();
-
-	/* On every CRC path: four lanes where the CPU has them, calls else. */
-	for (int path = DROCE_CRC_LIB; path <= (int)best; path++) {
-		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)path), 0);
+	/* On every CRC path the CPU runs: four lanes where it has them, calls else. */
+	for (int path = DROCE_CRC_LIB; path <= DROCE_CRC_VPCLMUL; path++) {
+		if (droce_crc32_path_set((enum droce_crc_path)path) != 0)
+			continue;
 		seal_burst_once();
 	}
 	droce_crc32_init();

@@ -48,35 +48,60 @@ has(enum rte_cpu_flag_t flag)
 	return rte_cpu_get_flag_enabled(flag) > 0;
 }
 
-/* droce_crc32_init() takes the fastest path the CPU runs: at least the one
- * whose instructions the CPU has (otherwise the tests below would only
- * test rte_net_crc again), and none faster (droce_crc32_path_set() would
- * take it then). @return the path. */
-static enum droce_crc_path
-crc_best_path(void)
+/* Whether the CPU has the instructions of @p path. */
+static bool
+cpu_runs(enum droce_crc_path path)
 {
-	enum droce_crc_path best = droce_crc32_init();
+	bool sse = has(RTE_CPUFLAG_PCLMULQDQ) && has(RTE_CPUFLAG_SSSE3) && has(RTE_CPUFLAG_SSE4_1);
+	bool avx512 = sse && has(RTE_CPUFLAG_AVX512BW) && has(RTE_CPUFLAG_AVX512VL);
 
-	if (has(RTE_CPUFLAG_PCLMULQDQ) && has(RTE_CPUFLAG_SSSE3) && has(RTE_CPUFLAG_SSE4_1))
-		ck_assert_int_ge(best, DROCE_CRC_SSE);
-	if (best >= DROCE_CRC_SSE && has(RTE_CPUFLAG_AVX512BW) && has(RTE_CPUFLAG_AVX512VL))
-		ck_assert_int_ge(best, DROCE_CRC_AVX512);
-	if (best >= DROCE_CRC_AVX512 && has(RTE_CPUFLAG_AVX512F) && has(RTE_CPUFLAG_VPCLMULQDQ))
-		ck_assert_int_eq(best, DROCE_CRC_VPCLMUL);
-	ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)(best + 1)), -ENOTSUP);
-	return best;
+	switch (path) {
+	case DROCE_CRC_LIB:
+		return true;
+	case DROCE_CRC_SSE:
+		return sse;
+	case DROCE_CRC_AVX2:
+		return sse && has(RTE_CPUFLAG_AVX2) && has(RTE_CPUFLAG_VPCLMULQDQ);
+	case DROCE_CRC_AVX512:
+		return avx512;
+	case DROCE_CRC_VPCLMUL:
+		return avx512 && has(RTE_CPUFLAG_AVX512F) && has(RTE_CPUFLAG_AVX512VBMI) &&
+		       has(RTE_CPUFLAG_VPCLMULQDQ);
+	}
+	return false;
+}
+
+/* droce_crc32_path_set() takes each path whose instructions the CPU has
+ * (otherwise the tests below would only test rte_net_crc again) and no
+ * other, and droce_crc32_init() the fastest of them. The tests below then
+ * run on each path droce_crc32_path_set() takes. */
+static void
+crc_paths_check(void)
+{
+	enum droce_crc_path best = DROCE_CRC_LIB;
+
+	for (int path = DROCE_CRC_LIB; path <= DROCE_CRC_VPCLMUL; path++) {
+		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)path),
+				 cpu_runs((enum droce_crc_path)path) ? 0 : -ENOTSUP);
+		if (cpu_runs((enum droce_crc_path)path))
+			best = (enum droce_crc_path)path;
+	}
+	ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)(DROCE_CRC_VPCLMUL + 1)),
+			 -ENOTSUP);
+	ck_assert_int_eq(droce_crc32_init(), best);
 }
 
 /* droce_crc32() is zlib's CRC at every length and alignment, around the
  * short paths' limits too, on each path the CPU runs. */
 START_TEST(test_droce_crc32_is_zlib)
 {
-	static uint8_t buf[4096 + 64];
-	enum droce_crc_path best = crc_best_path();
+	static uint8_t buf[9000 + 64];
 
+	crc_paths_check();
 	fill_random(buf, sizeof(buf), 88172645u);
-	for (int path = DROCE_CRC_LIB; path <= (int)best; path++) {
-		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)path), 0);
+	for (int path = DROCE_CRC_LIB; path <= DROCE_CRC_VPCLMUL; path++) {
+		if (droce_crc32_path_set((enum droce_crc_path)path) != 0)
+			continue;
 		ck_assert_uint_eq(droce_crc32("0123456789abcdefg", 17),
 				  crc32(0, (const Bytef *)"0123456789abcdefg", 17));
 		for (uint32_t off = 0; off < 64; off++)
@@ -84,6 +109,15 @@ START_TEST(test_droce_crc32_is_zlib)
 				ck_assert_uint_eq(droce_crc32(buf + off, len),
 						  crc32(0, buf + off, len));
 		ck_assert_uint_eq(droce_crc32(buf + 3, 4096), crc32(0, buf + 3, 4096));
+		/* Long runs: every count of blocks after the 256-bit path's last
+		 * step, 4 KiB frames, a jumbo one. */
+		for (uint32_t len = 1000; len < 1300; len += 3)
+			ck_assert_uint_eq(droce_crc32(buf + len % 64, len),
+					  crc32(0, buf + len % 64, len));
+		for (uint32_t len = 4096; len < 4096 + 80; len++)
+			ck_assert_uint_eq(droce_crc32(buf + len % 64, len),
+					  crc32(0, buf + len % 64, len));
+		ck_assert_uint_eq(droce_crc32(buf + 5, 9000), crc32(0, buf + 5, 9000));
 	}
 	droce_crc32_init();
 }
@@ -117,14 +151,15 @@ each_masked_len(uint8_t *buf, size_t size, uint32_t seed,
 	static uint8_t before[4 * MASKED_RUN_ROOM];
 	uint8_t bits[DROCE_CRC_MASK_LEN];
 	struct droce_crc_mask mask;
-	enum droce_crc_path best = crc_best_path();
 
 	ck_assert_uint_le(size, sizeof(before));
 	fill_random(buf, size, seed);
 	fill_random(bits, sizeof(bits), seed ^ 2654435761u);
 	memcpy(before, buf, size);
-	for (int path = DROCE_CRC_LIB; path <= (int)best; path++) {
-		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)path), 0);
+	crc_paths_check();
+	for (int path = DROCE_CRC_LIB; path <= DROCE_CRC_VPCLMUL; path++) {
+		if (droce_crc32_path_set((enum droce_crc_path)path) != 0)
+			continue;
 		for (uint32_t len = 16; len < DROCE_CRC_MASKED_MAX; len++) {
 			memset(&mask, 0, sizeof(mask));
 			for (uint32_t i = 0; i < len && i < DROCE_CRC_MASK_LEN; i++)
@@ -230,12 +265,13 @@ check_icrc_flips(struct rte_mbuf *m, const struct droce_pkt *pkt, bool v6,
 START_TEST(test_icrc_masks)
 {
 	static const uint32_t payloads[] = { 16, 300, 1000 };
-	enum droce_crc_path best = crc_best_path();
 	struct droce_side_copy side;
 	struct droce_l3_addr a;
 
-	for (int path = DROCE_CRC_LIB; path <= (int)best; path++) {
-		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)path), 0);
+	crc_paths_check();
+	for (int path = DROCE_CRC_LIB; path <= DROCE_CRC_VPCLMUL; path++) {
+		if (droce_crc32_path_set((enum droce_crc_path)path) != 0)
+			continue;
 		for (unsigned k = 0; k < RTE_DIM(payloads); k++) {
 			for (int v6 = 0; v6 < 2; v6++) {
 				static uint8_t l4[sizeof(struct droce_bth) + 1000];
