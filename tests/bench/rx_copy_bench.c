@@ -14,10 +14,11 @@
  *   mixed  frames just written, the region evicted
  *
  * The mean of many bursts, the two ways alternating; the CRC path is
- * the fastest the CPU runs (the copy waits beside it only where the CPU
- * has VPCLMULQDQ: elsewhere both ways are the same work).
+ * the fastest the CPU runs, or CRC (lib, sse, avx2, avx512 or vpclmul:
+ * the copy goes beside the CRC only on the vpclmul path; elsewhere both
+ * ways are the same work).
  *
- * Usage: rx_copy_bench [-f FRAMES] [-r RUNS]
+ * Usage: rx_copy_bench [-f FRAMES] [-r RUNS] [-C CRC]
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -101,16 +102,35 @@ beside(struct bench *b)
 int
 main(int argc, char **argv)
 {
+	static const char *const crc_paths[] = {
+		[DROCE_CRC_LIB] = "lib", [DROCE_CRC_SSE] = "sse", [DROCE_CRC_AVX2] = "avx2",
+		[DROCE_CRC_AVX512] = "avx512", [DROCE_CRC_VPCLMUL] = "vpclmul",
+	};
 	struct bench b = { .frames = 32 };
+	const char *crc = NULL, *rte_path;
 	unsigned runs = 2000;
-	int opt;
+	int opt, path;
 
-	while ((opt = getopt(argc, argv, "f:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:r:C:")) != -1) {
 		switch (opt) {
 		case 'f': b.frames = (unsigned)atoi(optarg); break;
 		case 'r': runs = (unsigned)atoi(optarg); break;
+		case 'C': crc = optarg; break;
 		default:
-			fprintf(stderr, "usage: rx_copy_bench [-f FRAMES] [-r RUNS]\n");
+			fprintf(stderr, "usage: rx_copy_bench [-f FRAMES] [-r RUNS] [-C CRC]\n");
+			return 2;
+		}
+	}
+	rte_path = droce_icrc_init();
+	path = droce_crc32_init();
+	if (crc != NULL) {
+		for (path = DROCE_CRC_LIB; path <= DROCE_CRC_VPCLMUL; path++)
+			if (strcmp(crc, crc_paths[path]) == 0)
+				break;
+		if (path > DROCE_CRC_VPCLMUL ||
+		    droce_crc32_path_set((enum droce_crc_path)path) != 0) {
+			fprintf(stderr, "rx_copy_bench: -C lib, sse, avx2, avx512 or vpclmul, "
+					"one this CPU runs\n");
 			return 2;
 		}
 	}
@@ -124,8 +144,8 @@ main(int argc, char **argv)
 	if (b.frame == NULL || b.region == NULL || b.evict == NULL)
 		return 1;
 	memset(b.region, 0, (size_t)b.frames * PAYLOAD);
-	printf("rx_copy_bench: %u frames of %u B payload, CRC path %s; mean cycles per frame\n",
-	       b.frames, PAYLOAD, droce_icrc_init());
+	printf("rx_copy_bench: %u frames of %u B payload, CRC path %s (rte_net_crc's %s); "
+	       "mean cycles per frame\n", b.frames, PAYLOAD, crc_paths[path], rte_path);
 	for (enum place where = HOT; where <= MIXED; where++) {
 		/* Cold runs evict 64 MiB each: fewer of them. */
 		unsigned n = where == HOT ? runs : RTE_MAX(runs / 10, 1u);
