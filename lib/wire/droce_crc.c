@@ -358,6 +358,96 @@ copy_crc256(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev)
 }
 
 /*
+ * Four short runs of one length at once on the AVX2 path
+ * (droce_crc32_masked4()), as crc_masked4() below does them in one
+ * 512-bit register: here two runs to a 256-bit register, in two
+ * registers, each block of all four folded by two multiplies; even and
+ * odd blocks in chains of their own, joined at the end, so that fewer
+ * multiplies wait on each other; one Barrett reduction per register.
+ */
+
+/* Bytes 16 at @p p in both lanes. */
+CRC256_TARGET static inline __attribute__((always_inline)) __m256i
+lanes2_bcast(const void *p)
+{
+	return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
+}
+
+/* The block at @p off (> 0) of runs @p a and @p b, with the mask's bits
+ * where it has any. */
+CRC256_TARGET static inline __attribute__((always_inline)) __m256i
+lanes2_masked(const uint8_t *a, const uint8_t *b, int32_t off, const struct droce_crc_mask *mask)
+{
+	__m256i x = pair256(_mm_loadu_si128((const __m128i *)(a + off)),
+			    _mm_loadu_si128((const __m128i *)(b + off)));
+
+	if (off < DROCE_CRC_MASK_LEN)
+		x = _mm256_or_si256(x, lanes2_bcast(mask->b + 16 + off));
+	return x;
+}
+
+/* crc_reduce() in both lanes of @p x, into @p crc[0] and @p crc[1]. */
+CRC256_TARGET static inline __attribute__((always_inline)) void
+lanes2_reduce(__m256i x, uint32_t crc[2])
+{
+	const __m256i m3 = _mm256_set_epi32(0, ~0, 0, ~0, 0, ~0, 0, ~0);
+	__m256i t;
+
+	t = _mm256_clmulepi64_epi128(x, k256x2(k128), 0x10);
+	x = _mm256_xor_si256(_mm256_bsrli_epi128(x, 8), t);
+	t = _mm256_bsrli_epi128(x, 4);
+	x = _mm256_clmulepi64_epi128(_mm256_and_si256(x, m3), k256x2(k64), 0x00);
+	x = _mm256_xor_si256(x, t);
+	t = _mm256_clmulepi64_epi128(_mm256_and_si256(x, m3), k256x2(kpoly), 0x10);
+	t = _mm256_clmulepi64_epi128(_mm256_and_si256(t, m3), k256x2(kpoly), 0x00);
+	x = _mm256_xor_si256(x, t);
+	crc[0] = ~(uint32_t)_mm256_extract_epi32(x, 1);
+	crc[1] = ~(uint32_t)_mm256_extract_epi32(x, 5);
+}
+
+CRC256_TARGET static void
+crc_masked4_256(const uint8_t *const p[4], uint32_t len, const struct droce_crc_mask *mask,
+		uint32_t crc[4])
+{
+	int32_t pad = (int32_t)crc_pad(len), n = (int32_t)(len + (uint32_t)pad) / 16, j;
+	__m256i k = k256x2(k128), m = lanes2_bcast(mask->b + 16 - pad);
+	__m256i ones = lanes2_bcast(init_ones + 32 - pad), xa, xb, ya, yb;
+
+	/* Block 0: zeros, then the runs' first bytes; mask and initial ones.
+	 * With fewer than four bytes in it, the ones reach into block 1. */
+	xa = pair256(head_shuffled(p[0], len), head_shuffled(p[1], len));
+	xb = pair256(head_shuffled(p[2], len), head_shuffled(p[3], len));
+	xa = _mm256_xor_si256(_mm256_or_si256(xa, m), ones);
+	xb = _mm256_xor_si256(_mm256_or_si256(xb, m), ones);
+	j = 1;
+	if (n >= 2) {
+		const __m256i k2 = k256x2(k256);
+
+		ones = lanes2_bcast(init_ones + 48 - pad);
+		ya = _mm256_xor_si256(lanes2_masked(p[0], p[1], 16 - pad, mask), ones);
+		yb = _mm256_xor_si256(lanes2_masked(p[2], p[3], 16 - pad, mask), ones);
+		for (j = 2; j + 2 <= n; j += 2) {
+			xa = _mm256_xor_si256(fold256(xa, k2),
+					      lanes2_masked(p[0], p[1], 16 * j - pad, mask));
+			xb = _mm256_xor_si256(fold256(xb, k2),
+					      lanes2_masked(p[2], p[3], 16 * j - pad, mask));
+			ya = _mm256_xor_si256(fold256(ya, k2),
+					      lanes2_masked(p[0], p[1], 16 * j + 16 - pad, mask));
+			yb = _mm256_xor_si256(fold256(yb, k2),
+					      lanes2_masked(p[2], p[3], 16 * j + 16 - pad, mask));
+		}
+		xa = _mm256_xor_si256(fold256(xa, k), ya);
+		xb = _mm256_xor_si256(fold256(xb, k), yb);
+	}
+	for (; j < n; j++) {
+		xa = _mm256_xor_si256(fold256(xa, k), lanes2_masked(p[0], p[1], 16 * j - pad, mask));
+		xb = _mm256_xor_si256(fold256(xb, k), lanes2_masked(p[2], p[3], 16 * j - pad, mask));
+	}
+	lanes2_reduce(xa, crc);
+	lanes2_reduce(xb, crc + 2);
+}
+
+/*
  * The same with 512-bit carry-less multiplies (VPCLMULQDQ): 64-byte
  * blocks, the first padded in front as above, each 128-bit lane folded
  * 512 bits on at once, then the four lanes joined. Fewer instructions
@@ -894,7 +984,7 @@ droce_crc32_beside_masked(void *p, uint32_t len, const struct droce_crc_mask *ma
 bool
 droce_crc32_masked4_wide(void)
 {
-	return crc_path == DROCE_CRC_VPCLMUL;
+	return crc_path == DROCE_CRC_VPCLMUL || crc_path == DROCE_CRC_AVX2;
 }
 
 void
@@ -906,6 +996,10 @@ droce_crc32_masked4(const uint8_t *const p[4], uint32_t len, const struct droce_
 #ifdef RTE_ARCH_X86
 	if (crc_path == DROCE_CRC_VPCLMUL && len >= 16 && len < DROCE_CRC_MASKED_MAX) {
 		crc_masked4(p, len, mask, crc);
+		return;
+	}
+	if (crc_path == DROCE_CRC_AVX2 && len >= 16 && len < DROCE_CRC_MASKED_MAX) {
+		crc_masked4_256(p, len, mask, crc);
 		return;
 	}
 #endif
