@@ -48,27 +48,29 @@ has(enum rte_cpu_flag_t flag)
 	return rte_cpu_get_flag_enabled(flag) > 0;
 }
 
-/* Whether the CPU has the instructions of @p path. */
-static bool
-cpu_runs(enum droce_crc_path path)
-{
-	bool sse = has(RTE_CPUFLAG_PCLMULQDQ) && has(RTE_CPUFLAG_SSSE3) && has(RTE_CPUFLAG_SSE4_1);
-	bool avx512 = sse && has(RTE_CPUFLAG_AVX512BW) && has(RTE_CPUFLAG_AVX512VL);
+/* The instructions each CRC path needs, as the CPU's flags. */
+static const struct {
+	unsigned n;
+	enum rte_cpu_flag_t flag[8];
+} path_needs[] = {
+	[DROCE_CRC_LIB] = { 0, { 0 } },
+	[DROCE_CRC_SSE] = { 3, { RTE_CPUFLAG_PCLMULQDQ, RTE_CPUFLAG_SSSE3, RTE_CPUFLAG_SSE4_1 } },
+	[DROCE_CRC_AVX2] = { 5, { RTE_CPUFLAG_PCLMULQDQ, RTE_CPUFLAG_SSSE3, RTE_CPUFLAG_SSE4_1,
+				  RTE_CPUFLAG_AVX2, RTE_CPUFLAG_VPCLMULQDQ } },
+	[DROCE_CRC_AVX512] = { 5, { RTE_CPUFLAG_PCLMULQDQ, RTE_CPUFLAG_SSSE3, RTE_CPUFLAG_SSE4_1,
+				    RTE_CPUFLAG_AVX512BW, RTE_CPUFLAG_AVX512VL } },
+	[DROCE_CRC_VPCLMUL] = { 8, { RTE_CPUFLAG_PCLMULQDQ, RTE_CPUFLAG_SSSE3, RTE_CPUFLAG_SSE4_1,
+				     RTE_CPUFLAG_AVX512BW, RTE_CPUFLAG_AVX512VL, RTE_CPUFLAG_AVX512F,
+				     RTE_CPUFLAG_AVX512VBMI, RTE_CPUFLAG_VPCLMULQDQ } },
+};
 
-	switch (path) {
-	case DROCE_CRC_LIB:
-		return true;
-	case DROCE_CRC_SSE:
-		return sse;
-	case DROCE_CRC_AVX2:
-		return sse && has(RTE_CPUFLAG_AVX2) && has(RTE_CPUFLAG_VPCLMULQDQ);
-	case DROCE_CRC_AVX512:
-		return avx512;
-	case DROCE_CRC_VPCLMUL:
-		return avx512 && has(RTE_CPUFLAG_AVX512F) && has(RTE_CPUFLAG_AVX512VBMI) &&
-		       has(RTE_CPUFLAG_VPCLMULQDQ);
-	}
-	return false;
+static bool
+cpu_runs(int path)
+{
+	for (unsigned i = 0; i < path_needs[path].n; i++)
+		if (!has(path_needs[path].flag[i]))
+			return false;
+	return true;
 }
 
 /* droce_crc32_path_set() takes each path whose instructions the CPU has
@@ -82,8 +84,8 @@ crc_paths_check(void)
 
 	for (int path = DROCE_CRC_LIB; path <= DROCE_CRC_VPCLMUL; path++) {
 		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)path),
-				 cpu_runs((enum droce_crc_path)path) ? 0 : -ENOTSUP);
-		if (cpu_runs((enum droce_crc_path)path))
+				 cpu_runs(path) ? 0 : -ENOTSUP);
+		if (cpu_runs(path))
 			best = (enum droce_crc_path)path;
 	}
 	ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)(DROCE_CRC_VPCLMUL + 1)),
