@@ -238,8 +238,8 @@ crc_short(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask, __m
  * loads and permutes, its blocks follow the run's length, as crc_short()'s
  * do, not its cache lines. It does not move another run beside the CRC
  * (droce_crc32_beside()): a received payload's copy into its region made
- * 128 bytes per step took the engine's 4 KiB WRITE 1000-1300 cycles a
- * frame against 625 with the copy made first (engine_bench write_rx,
+ * 128 bytes per step took the engine's 4 KiB WRITE 800-1300 cycles a
+ * frame against 580-640 with the copy made first (engine_bench write_rx,
  * -C avx2), whatever the region's offset.
  */
 #define CRC256_TARGET __attribute__((target("pclmul,ssse3,sse4.1,avx2,vpclmulqdq")))
@@ -363,7 +363,7 @@ copy_crc256(uint8_t *d, const uint8_t *s, uint32_t n, uint32_t prev)
  * 512-bit register: here two runs to a 256-bit register, in two
  * registers, each block of all four folded by two multiplies; even and
  * odd blocks in chains of their own, joined at the end, so that fewer
- * multiplies wait on each other; one Barrett reduction per register.
+ * multiplies wait on each other; then each run's reduction (crc_reduce()).
  */
 
 /* Bytes 16 at @p p in both lanes. */
