@@ -281,7 +281,7 @@ struct perf_info {
 	int gid_index;
 	int inline_size;
 	int outs;
-	const char *crc_path;        /* raw-L2 --touch: rte_net_crc's path */
+	const char *crc_path;        /* raw-L2 --touch: droce's CRC path, rte_net_crc's */
 };
 
 void perf_report_begin(const struct perf_opts *o, const struct perf_info *info);

@@ -109,6 +109,7 @@ struct raw {
 	/* --touch */
 	uint8_t *src, *dst;          /* what is sent, where it is received */
 	uint64_t buf_len;            /* each: the largest message */
+	char crc_path[48];           /* the banner's CRC paths */
 	/* the current measurement's cost */
 	struct perf_side_cycles cyc;
 	uint64_t long_base, long_frame; /* a step longer than base + frame per frame lost the CPU */
@@ -1107,7 +1108,11 @@ raw_run(struct raw *w)
 	info.mtu = w->mtu;
 	nsizes = perf_sizes(o, sizes);
 	if (o->touch) {
-		info.crc_path = droce_icrc_init();
+		const char *rte_path = droce_icrc_init();
+
+		snprintf(w->crc_path, sizeof(w->crc_path), "%s (rte_net_crc: %s)",
+			 droce_crc32_path_name(droce_crc32_path()), rte_path);
+		info.crc_path = w->crc_path;
 		if (touch_init(w, sizes[nsizes - 1]) != 0)
 			return -1;
 	}

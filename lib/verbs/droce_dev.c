@@ -135,7 +135,10 @@ droce_dev_attach(const struct droce_port_conf *conf, unsigned *index)
 
 	pthread_mutex_lock(&devs_lock);
 	if (ndevs == 0) {
-		DROCE_LOG(INFO, "ICRC on the %s path", droce_icrc_init());
+		const char *rte_path = droce_icrc_init();
+
+		DROCE_LOG(INFO, "ICRC on droce's %s path, rte_net_crc's %s",
+			  droce_crc32_path_name(droce_crc32_path()), rte_path);
 		if (droce_telemetry_init() != 0)
 			DROCE_LOG(WARNING, "telemetry commands not registered");
 	}

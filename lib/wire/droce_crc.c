@@ -870,6 +870,34 @@ droce_crc32_path_set(enum droce_crc_path path)
 	return 0;
 }
 
+enum droce_crc_path
+droce_crc32_path(void)
+{
+	return crc_path;
+}
+
+static const char *const crc_path_names[] = {
+	[DROCE_CRC_LIB] = "lib", [DROCE_CRC_SSE] = "sse", [DROCE_CRC_AVX2] = "avx2",
+	[DROCE_CRC_AVX512] = "avx512", [DROCE_CRC_VPCLMUL] = "vpclmul",
+};
+
+const char *
+droce_crc32_path_name(enum droce_crc_path path)
+{
+	return (unsigned)path < RTE_DIM(crc_path_names) ? crc_path_names[path] : NULL;
+}
+
+int
+droce_crc32_path_by_name(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < RTE_DIM(crc_path_names); i++)
+		if (strcmp(name, crc_path_names[i]) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
 #ifdef RTE_ARCH_X86
 /*
  * The CRC of a run of @p len >= 16 bytes with @p mask ORed into its first

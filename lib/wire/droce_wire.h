@@ -643,14 +643,25 @@ enum droce_crc_path droce_crc32_init(void);
  */
 int droce_crc32_path_set(enum droce_crc_path path);
 
+/** The path droce_crc32() and its kin take now. */
+enum droce_crc_path droce_crc32_path(void);
+
+/** @p path's name: "lib", "sse", "avx2", "avx512" or "vpclmul" (NULL for
+ *  no path). */
+const char *droce_crc32_path_name(enum droce_crc_path path);
+
+/** The path droce_crc32_path_name() calls @p name.
+ *  @return the path, or -EINVAL for no path of that name. */
+int droce_crc32_path_by_name(const char *name);
+
 /**
  * Choose the fastest CRC32 rte_net_crc offers on this CPU (AVX-512 with
  * VPCLMULQDQ where present: it raises the EAL's max SIMD width to 512),
- * droce_crc32()'s short path (droce_crc32_init()) and droce_copy()'s loop
- * (droce_copy_init()).
+ * droce_crc32()'s path (droce_crc32_init(): droce_crc32_path() tells
+ * which) and droce_copy()'s loop (droce_copy_init()).
  * Call once after rte_eal_init() and before anything else uses
  * rte_net_crc (it keeps the SIMD width it saw first).
- * @return the name of the path chosen: "avx512", "sse42" or "scalar".
+ * @return the name of rte_net_crc's path: "avx512", "sse42" or "scalar".
  */
 const char *droce_icrc_init(void);
 

@@ -70,10 +70,6 @@ row(const char *name, uint8_t *buf, unsigned runs)
 int
 main(int argc, char **argv)
 {
-	static const char *const names[] = {
-		[DROCE_CRC_LIB] = "lib", [DROCE_CRC_SSE] = "sse", [DROCE_CRC_AVX2] = "avx2",
-		[DROCE_CRC_AVX512] = "avx512", [DROCE_CRC_VPCLMUL] = "vpclmul",
-	};
 	static uint8_t buf[MAX_LEN] __rte_aligned(64);
 	unsigned runs = 2000;
 	char name[64];
@@ -114,7 +110,8 @@ main(int argc, char **argv)
 	for (int path = DROCE_CRC_SSE; path <= DROCE_CRC_VPCLMUL; path++) {
 		if (droce_crc32_path_set((enum droce_crc_path)path) != 0)
 			continue;
-		snprintf(name, sizeof(name), "droce %s", names[path]);
+		snprintf(name, sizeof(name), "droce %s",
+			 droce_crc32_path_name((enum droce_crc_path)path));
 		row(name, buf, runs);
 	}
 	return 0;

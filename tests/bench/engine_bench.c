@@ -353,10 +353,6 @@ main(int argc, char **argv)
 	struct bench b = { .n = BURST_MAX, .size = 64, .runs = 20000 };
 	struct result res[6];
 	unsigned nres = 0;
-	static const char *const crc_paths[] = {
-		[DROCE_CRC_LIB] = "lib", [DROCE_CRC_SSE] = "sse", [DROCE_CRC_AVX2] = "avx2",
-		[DROCE_CRC_AVX512] = "avx512", [DROCE_CRC_VPCLMUL] = "vpclmul",
-	};
 	const char *only = NULL, *crc = NULL;
 	bool json = false;
 	int opt, path;
@@ -387,10 +383,7 @@ main(int argc, char **argv)
 		die("no memory");
 	setup(&b);
 	/* After the device's setup, which chose the fastest path. */
-	for (path = DROCE_CRC_LIB; crc != NULL && path <= DROCE_CRC_VPCLMUL; path++)
-		if (strcmp(crc, crc_paths[path]) == 0)
-			break;
-	if (crc != NULL && (path > DROCE_CRC_VPCLMUL ||
+	if (crc != NULL && ((path = droce_crc32_path_by_name(crc)) < 0 ||
 			    droce_crc32_path_set((enum droce_crc_path)path) != 0))
 		die("-C: lib, sse, avx2, avx512 or vpclmul, one this CPU runs");
 	if (only == NULL || strcmp(only, "idle") == 0) {

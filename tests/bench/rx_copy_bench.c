@@ -102,10 +102,6 @@ beside(struct bench *b)
 int
 main(int argc, char **argv)
 {
-	static const char *const crc_paths[] = {
-		[DROCE_CRC_LIB] = "lib", [DROCE_CRC_SSE] = "sse", [DROCE_CRC_AVX2] = "avx2",
-		[DROCE_CRC_AVX512] = "avx512", [DROCE_CRC_VPCLMUL] = "vpclmul",
-	};
 	struct bench b = { .frames = 32 };
 	const char *crc = NULL, *rte_path;
 	unsigned runs = 2000;
@@ -122,13 +118,9 @@ main(int argc, char **argv)
 		}
 	}
 	rte_path = droce_icrc_init();
-	path = droce_crc32_init();
 	if (crc != NULL) {
-		for (path = DROCE_CRC_LIB; path <= DROCE_CRC_VPCLMUL; path++)
-			if (strcmp(crc, crc_paths[path]) == 0)
-				break;
-		if (path > DROCE_CRC_VPCLMUL ||
-		    droce_crc32_path_set((enum droce_crc_path)path) != 0) {
+		path = droce_crc32_path_by_name(crc);
+		if (path < 0 || droce_crc32_path_set((enum droce_crc_path)path) != 0) {
 			fprintf(stderr, "rx_copy_bench: -C lib, sse, avx2, avx512 or vpclmul, "
 					"one this CPU runs\n");
 			return 2;
@@ -145,7 +137,8 @@ main(int argc, char **argv)
 		return 1;
 	memset(b.region, 0, (size_t)b.frames * PAYLOAD);
 	printf("rx_copy_bench: %u frames of %u B payload, CRC path %s (rte_net_crc's %s); "
-	       "mean cycles per frame\n", b.frames, PAYLOAD, crc_paths[path], rte_path);
+	       "mean cycles per frame\n", b.frames, PAYLOAD,
+	       droce_crc32_path_name(droce_crc32_path()), rte_path);
 	for (enum place where = HOT; where <= MIXED; where++) {
 		/* Cold runs evict 64 MiB each: fewer of them. */
 		unsigned n = where == HOT ? runs : RTE_MAX(runs / 10, 1u);

@@ -85,9 +85,16 @@ crc_paths_check(void)
 	for (int path = DROCE_CRC_LIB; path <= DROCE_CRC_VPCLMUL; path++) {
 		ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)path),
 				 cpu_runs(path) ? 0 : -ENOTSUP);
-		if (cpu_runs(path))
+		if (cpu_runs(path)) {
 			best = (enum droce_crc_path)path;
+			ck_assert_int_eq(droce_crc32_path(), path);
+		}
+		/* Each path by its name, as the benchmarks' -C takes it. */
+		ck_assert_int_eq(droce_crc32_path_by_name(
+					 droce_crc32_path_name((enum droce_crc_path)path)), path);
 	}
+	ck_assert_ptr_null(droce_crc32_path_name((enum droce_crc_path)(DROCE_CRC_VPCLMUL + 1)));
+	ck_assert_int_eq(droce_crc32_path_by_name("avx"), -EINVAL);
 	ck_assert_int_eq(droce_crc32_path_set((enum droce_crc_path)(DROCE_CRC_VPCLMUL + 1)),
 			 -ENOTSUP);
 	ck_assert_int_eq(droce_crc32_init(), best);
