@@ -183,10 +183,11 @@ head_shuffled(const uint8_t *p, uint32_t len)
 }
 
 /* The CRC of the @p len (>= 16) bytes at @p p, whose block 0 @p x0 holds
- * (head_masked() or head_shuffled()): inlined into each caller, it takes
- * that caller's instruction set. */
+ * (head_masked() or head_shuffled()), four 128-bit lanes abreast at any
+ * length: inlined into each caller, it takes that caller's instruction
+ * set. */
 CRC_TARGET_SSE static inline __attribute__((always_inline)) uint32_t
-crc_short(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask, __m128i x0)
+crc_fold128(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask, __m128i x0)
 {
 	uint32_t pad = crc_pad(len), n = (len + pad) / 16, i;
 	__m128i x1, x2, x3;
@@ -228,14 +229,14 @@ crc_short(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask, __m
 
 /*
  * Long runs with 256-bit carry-less multiplies (VPCLMULQDQ with AVX2, no
- * AVX-512 needed): blocks as crc_short() reads them, eight lanes in four
+ * AVX-512 needed): blocks as crc_fold128() reads them, eight lanes in four
  * registers, each lane folded 1024 bits on per step. The first eight
  * blocks, which hold the mask's bytes and the CRC's register, are read
- * as crc_short() reads them; the lanes are joined pairwise (512, 256,
+ * as crc_fold128() reads them; the lanes are joined pairwise (512, 256,
  * then 128 bits on), and the blocks after the last whole step are folded
  * in one at a time. As fold_run512() below, it can carry a copy along
  * (droce_copy_crc32()) where the CPU has no AVX-512: without byte-masked
- * loads and permutes, its blocks follow the run's length, as crc_short()'s
+ * loads and permutes, its blocks follow the run's length, as crc_fold128()'s
  * do, not its cache lines. It does not move another run beside the CRC
  * (droce_crc32_beside()): a received payload's copy into its region made
  * 128 bytes per step took the engine's 4 KiB WRITE 800-1300 cycles a
@@ -272,8 +273,8 @@ pair256(__m128i lo, __m128i hi)
 	return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
 }
 
-/* Block j >= 1 (block() with no mask), stored at @p d too when @p d is
- * not NULL. */
+/* Block j >= 1 as block() reads it, stored at @p d too when @p d is not
+ * NULL (a copy, which never has a mask). */
 CRC256_TARGET static inline __attribute__((always_inline)) __m128i
 block_copied(uint8_t *d, const uint8_t *s, uint32_t j, uint32_t pad,
 	     const struct droce_crc_mask *mask)
@@ -507,7 +508,7 @@ crc_short512(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
  * Four runs of the same length at once (droce_crc32_masked4()): each in
  * a 128-bit lane of a 512-bit register, so one carry-less multiply folds
  * a block of all four, and one Barrett reduction ends them all. Block j
- * of run i is its bytes 16 j - pad on, as crc_short() reads them; the
+ * of run i is its bytes 16 j - pad on, as crc_fold128() reads them; the
  * mask and the initial ones are the same for the four and are broadcast.
  * Even and odd blocks go in two chains, each folded 256 bits on, joined
  * at the end: half as many multiplies wait on each other. Where a burst's
@@ -774,25 +775,25 @@ crc_beside512(const uint8_t *s, uint32_t n, const struct droce_crc_mask *mask,
 CRC_TARGET static uint32_t
 crc_plain(const uint8_t *p, uint32_t len)
 {
-	return crc_short(p, len, NULL, head_masked(p, len));
+	return crc_fold128(p, len, NULL, head_masked(p, len));
 }
 
 CRC_TARGET static uint32_t
 crc_masked(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 {
-	return crc_short(p, len, mask, head_masked(p, len));
+	return crc_fold128(p, len, mask, head_masked(p, len));
 }
 
 CRC_TARGET_SSE static uint32_t
 crc_plain_sse(const uint8_t *p, uint32_t len)
 {
-	return crc_short(p, len, NULL, head_shuffled(p, len));
+	return crc_fold128(p, len, NULL, head_shuffled(p, len));
 }
 
 CRC_TARGET_SSE static uint32_t
 crc_masked_sse(const uint8_t *p, uint32_t len, const struct droce_crc_mask *mask)
 {
-	return crc_short(p, len, mask, head_shuffled(p, len));
+	return crc_fold128(p, len, mask, head_shuffled(p, len));
 }
 
 static bool
