@@ -356,6 +356,9 @@ struct droce_qp {
 	bool sq_sig_all;
 	/** The send opcodes its type takes, a bit per enum ibv_wr_opcode. */
 	uint32_t send_opcodes;
+	/** Of those, the SENDs, WRITEs and READs of an RC or UC QP, whose
+	 *  post needs nothing but the common fields (none for other types). */
+	uint32_t send_plain;
 	/** droce's own QP1: applications can neither modify nor destroy it. */
 	bool stack_owned;
 

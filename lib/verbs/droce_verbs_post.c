@@ -59,42 +59,91 @@ droce_send_opcodes(enum ibv_qp_type t)
 			UINT32_C(1) << IBV_WR_ATOMIC_FETCH_AND_ADD |                      \
 			UINT32_C(1) << IBV_WR_SEND_WITH_INV)
 
-/*
- * What every SEND, WRITE, READ and atomic WQE has: its SGEs (or inline
- * data), length, flags, and where it goes. Inlined into
- * droce_send_wqe_fill(): the call's saved registers were some eight
- * instructions of each post.
- */
-static __rte_always_inline int
-send_wqe_fill_data(const struct droce_qp *qp, struct droce_send_wqe *w,
-		   const struct ibv_send_wr *wr, enum ibv_wr_opcode opcode, unsigned int flags)
+uint32_t
+droce_send_plain_opcodes(enum ibv_qp_type t)
 {
-	uint64_t len = 0;
-	int i;
+	if (t != IBV_QPT_RC && t != IBV_QPT_UC)
+		return 0;
+	return droce_send_opcodes(t) & ~SEND_OPS_OTHER;
+}
 
-	if (flags & IBV_SEND_INLINE) {
-		if (opcode == IBV_WR_RDMA_READ || droce_wr_is_atomic(opcode) || wr->num_sge < 0)
-			return EINVAL;
-	} else if ((uint32_t)wr->num_sge > qp->sq.max_sge) {
-		/* A negative count too. */
-		return EINVAL;
-	}
-	if (likely(wr->num_sge == 1))
-		len = wr->sg_list[0].length;
-	else
-		for (i = 0; i < wr->num_sge; i++)
-			len += wr->sg_list[i].length;
-	if (len > DROCE_MAX_MSG)
-		return EINVAL;
-
+/* The fields every SEND, WRITE, READ and atomic WQE has but its SGEs or
+ * inline data: who it is, what it does and its length. */
+static __rte_always_inline void
+send_wqe_fill_head(struct droce_send_wqe *w, const struct ibv_send_wr *wr,
+		   enum ibv_wr_opcode opcode, unsigned int flags, uint32_t len)
+{
 	w->wr_id = wr->wr_id;
 	w->opcode = opcode;
 	w->send_flags = flags;
 	w->imm = wr->imm_data;
-	w->length = (uint32_t)len;
+	w->length = len;
 	w->state = DROCE_WQE_POSTED;
 	w->num_sge = (uint16_t)wr->num_sge;
-	if (qp->type == IBV_QPT_UD) {
+	w->is_inline = (flags & IBV_SEND_INLINE) != 0;
+}
+
+/*
+ * What every SEND, WRITE, READ and atomic WQE has: its SGEs (or inline
+ * data), length, flags, and where it goes. Inlined twice, the QP's type
+ * told (@p plain) or not: into droce_send_wqe_fill() for the plain
+ * opcodes of an RC or UC QP, the posts that count, which then test
+ * neither for UD's address nor for XRC's SRQ; and into
+ * send_wqe_fill_other() for all else. A WR of one SGE, not inline, the
+ * common one, is tested once for it: every QP takes at least one SGE.
+ */
+static __rte_always_inline int
+send_wqe_fill_data(const struct droce_qp *qp, struct droce_send_wqe *w,
+		   const struct ibv_send_wr *wr, enum ibv_wr_opcode opcode, unsigned int flags,
+		   bool plain)
+{
+	const int num_sge = wr->num_sge;
+	uint64_t len = 0;
+	int i;
+
+	if (likely(num_sge == 1 && !(flags & IBV_SEND_INLINE))) {
+		const struct ibv_sge *sge = wr->sg_list;
+
+		len = sge->length;
+		if (len > DROCE_MAX_MSG)
+			return EINVAL;
+		send_wqe_fill_head(w, wr, opcode, flags, (uint32_t)len);
+		*droce_wqe_sge(w) = *sge;
+	} else {
+		if (flags & IBV_SEND_INLINE) {
+			if (opcode == IBV_WR_RDMA_READ || droce_wr_is_atomic(opcode) ||
+			    num_sge < 0)
+				return EINVAL;
+		} else if ((uint32_t)num_sge > qp->sq.max_sge) {
+			/* A negative count too. */
+			return EINVAL;
+		}
+		for (i = 0; i < num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > DROCE_MAX_MSG || ((flags & IBV_SEND_INLINE) && len > qp->sq.max_inline))
+			return EINVAL;
+		send_wqe_fill_head(w, wr, opcode, flags, (uint32_t)len);
+		if (flags & IBV_SEND_INLINE) {
+			uint8_t *p = w->data;
+
+			/* Inline data is copied now: the buffers need no key and
+			 * may be reused as soon as this call returns. One SGE (a
+			 * few dozen bytes, as a rule) with rte_memcpy(), inline: a
+			 * call of libc's memcpy() made the compiler keep the
+			 * post's values across it. */
+			if (likely(num_sge == 1))
+				rte_memcpy(p, (void *)(uintptr_t)wr->sg_list[0].addr, len);
+			else
+				for (i = 0; i < num_sge; i++) {
+					memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+					       wr->sg_list[i].length);
+					p += wr->sg_list[i].length;
+				}
+		} else if (num_sge > 0) {
+			memcpy(droce_wqe_sge(w), wr->sg_list, (size_t)num_sge * sizeof(struct ibv_sge));
+		}
+	}
+	if (!plain && qp->type == IBV_QPT_UD) {
 		/* A datagram is one packet: it must fit the path MTU. */
 		if (wr->wr.ud.ah == NULL || len > qp->mtu)
 			return EINVAL;
@@ -105,47 +154,28 @@ send_wqe_fill_data(const struct droce_qp *qp, struct droce_send_wqe *w,
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
-	if (qp->type == IBV_QPT_XRC_SEND)
+	if (!plain && qp->type == IBV_QPT_XRC_SEND)
 		w->xrc_srqn = wr->qp_type.xrc.remote_srqn & DROCE_QPN_MASK;
-	w->is_inline = (flags & IBV_SEND_INLINE) != 0;
-	if (w->is_inline) {
-		uint8_t *p = w->data;
-
-		if (len > qp->sq.max_inline)
-			return EINVAL;
-		/* Inline data is copied now: the buffers need no key and may be
-		 * reused as soon as this call returns. One SGE (a few dozen
-		 * bytes, as a rule) with rte_memcpy(), inline: a call of libc's
-		 * memcpy() made the compiler keep the post's values across it. */
-		if (likely(wr->num_sge == 1))
-			rte_memcpy(p, (void *)(uintptr_t)wr->sg_list[0].addr, len);
-		else
-			for (i = 0; i < wr->num_sge; i++) {
-				memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
-				       wr->sg_list[i].length);
-				p += wr->sg_list[i].length;
-			}
-	} else if (wr->num_sge == 1) {
-		/* The common case, without a call to memcpy() for 16 bytes. */
-		*droce_wqe_sge(w) = wr->sg_list[0];
-	} else if (wr->num_sge > 0) {
-		memcpy(droce_wqe_sge(w), wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
-	}
 	return 0;
 }
 
-/* A WQE of SEND_OPS_OTHER: out of line, so that the common post pays one
- * test for all of them. */
+/* Any WQE but a plain opcode's of an RC or UC QP: UD and XRC QPs, local
+ * operations, atomics, SEND with invalidate, and opcodes the QP does not
+ * take. Out of line, so that the common post pays one test for all of
+ * them. */
 static int __rte_noinline
 send_wqe_fill_other(const struct droce_qp *qp, struct droce_send_wqe *w,
 		    const struct ibv_send_wr *wr, enum ibv_wr_opcode opcode, unsigned int flags)
 {
 	int rc;
 
+	/* A bit per opcode the QP's type takes, worked out when it was made. */
+	if ((unsigned int)opcode >= 32 || !((qp->send_opcodes >> opcode) & 1))
+		return EINVAL;
 	if (droce_wr_is_local(opcode))
 		return droce_local_wqe_fill(w, wr);
-	rc = send_wqe_fill_data(qp, w, wr, opcode, flags);
-	if (rc != 0)
+	rc = send_wqe_fill_data(qp, w, wr, opcode, flags, false);
+	if (rc != 0 || !((SEND_OPS_OTHER >> opcode) & 1))
 		return rc;
 	if (opcode == IBV_WR_SEND_WITH_INV) {
 		w->invalidate_rkey = wr->invalidate_rkey;
@@ -173,13 +203,13 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 	const enum ibv_wr_opcode opcode = *(const volatile enum ibv_wr_opcode *)&wr->opcode;
 	const unsigned int flags = *(const volatile unsigned int *)&wr->send_flags;
 
-	/* A bit per opcode the QP's type takes, worked out when it was made:
-	 * a switch on the opcode cost each post some ten instructions. */
-	if ((unsigned int)opcode >= 32 || !((qp->send_opcodes >> opcode) & 1))
-		return EINVAL;
-	if (unlikely((SEND_OPS_OTHER >> opcode) & 1))
-		return send_wqe_fill_other(qp, w, wr, opcode, flags);
-	return send_wqe_fill_data(qp, w, wr, opcode, flags);
+	/* A SEND, WRITE or READ of an RC or UC QP, in one test of a bit per
+	 * opcode (droce_qp::send_plain): a switch on the opcode cost each
+	 * post some ten instructions, and the tests for UD's and XRC's
+	 * fields five more. */
+	if (likely((unsigned int)opcode < 32 && ((qp->send_plain >> opcode) & 1)))
+		return send_wqe_fill_data(qp, w, wr, opcode, flags, true);
+	return send_wqe_fill_other(qp, w, wr, opcode, flags);
 }
 
 int

@@ -141,6 +141,9 @@ int droce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_b
 /* droce_verbs_post.c: the send opcodes a QP of type @p t takes, a bit
  * per enum ibv_wr_opcode (droce_qp::send_opcodes). */
 uint32_t droce_send_opcodes(enum ibv_qp_type t);
+/* droce_verbs_post.c: of those, the ones droce_send_wqe_fill() takes on
+ * its short path (droce_qp::send_plain). */
+uint32_t droce_send_plain_opcodes(enum ibv_qp_type t);
 int droce_local_wqe_fill(struct droce_send_wqe *w, const struct ibv_send_wr *wr);
 
 /* droce_verbs_clock.c: the clock of completion timestamps (the TSC), its

@@ -189,6 +189,7 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax, uint32_t qpn)
 	qp->xrcd = ax->qp_type == IBV_QPT_XRC_RECV ? droce_xrcd_of(ax->xrcd) : NULL;
 	qp->sq_sig_all = ax->sq_sig_all != 0;
 	qp->send_opcodes = droce_send_opcodes(ax->qp_type);
+	qp->send_plain = droce_send_plain_opcodes(ax->qp_type);
 	/* UD has no path MTU attribute: datagrams use the port's. */
 	qp->mtu = droce_port_mtu(d->port);
 	qp->attr.cap = *cap;
