@@ -380,6 +380,28 @@ qp_apply(struct droce_qp *qp, const struct ibv_qp_attr *a, int mask)
 	}
 }
 
+/*
+ * The attributes an XRC QP's type has no use for, which the kernel's
+ * uverbs takes out of the mask before it checks the transition
+ * (modify_qp_mask() in drivers/infiniband/core/uverbs_cmd.c): an
+ * initiator has no responder (a destination's reads and RNR timer), a
+ * target no requester (reads in flight, retry counts). Programs written
+ * for RC set them on XRC QPs too, perftest's -c XRC among them; they are
+ * ignored, not refused.
+ */
+static int
+qp_modify_mask(enum ibv_qp_type type, int mask)
+{
+	switch (type) {
+	case IBV_QPT_XRC_SEND:
+		return mask & ~(IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	case IBV_QPT_XRC_RECV:
+		return mask & ~(IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY);
+	default:
+		return mask;
+	}
+}
+
 int
 ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
@@ -390,6 +412,7 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 
 	if (__atomic_load_n(&qp->stack_owned, __ATOMIC_ACQUIRE))
 		return EPERM;
+	mask = qp_modify_mask(qp->type, mask);
 	pthread_mutex_lock(&qp->mutex);
 	cur = (mask & IBV_QP_CUR_STATE) ? attr->cur_qp_state : droce_qp_state(qp);
 	next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;

@@ -895,6 +895,129 @@ START_TEST(xrc_shared_target_qp)
 }
 END_TEST
 
+/*
+ * Bring @p qp to RTS with an RC QP's attributes whatever its type, as
+ * perftest's -c XRC does: each XRC QP gets the other side's fields too.
+ */
+static void
+xrc_modify_as_rc(struct ibv_qp *qp, uint32_t dqpn)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					       IBV_QP_ACCESS_FLAGS), 0);
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+				  .dest_qp_num = dqpn, .rq_psn = 9, .max_dest_rd_atomic = 4,
+				  .min_rnr_timer = 12,
+				  .ah_attr = { .is_global = 1, .port_num = 1,
+					       .grh = { .dgid = gid, .sgid_index = 1, .hop_limit = 64 } } };
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER), 0);
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 9, .timeout = 14,
+				  .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4 };
+	ck_assert_int_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+					       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					       IBV_QP_MAX_QP_RD_ATOMIC), 0);
+}
+
+/*
+ * The fields an XRC QP's type has no use for are ignored, as the kernel's
+ * uverbs ignores them (modify_qp_mask()), not refused: the initiator's
+ * responder fields, the target's requester fields. What a type needs is
+ * still required.
+ */
+START_TEST(xrc_modify_ignores_other_sides_fields)
+{
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
+						     IBV_XRCD_INIT_ATTR_OFLAGS,
+					 .fd = -1, .oflags = O_CREAT };
+	struct ibv_xrcd *x = ibv_open_xrcd(ctx, &xa);
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 8, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = x, .cq = cq,
+	};
+	struct ibv_qp_init_attr_ex ta = { .qp_type = IBV_QPT_XRC_RECV,
+					  .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x };
+	struct ibv_qp_init_attr_ex ia = { .qp_type = IBV_QPT_XRC_SEND, .send_cq = cq,
+					  .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+					  .cap = { .max_send_wr = 8, .max_send_sge = 1 } };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_qp_init_attr init;
+	struct ibv_srq *srq;
+	struct ibv_qp *tgt, *ini;
+	struct ibv_sge sge = { (uintptr_t)abuf, 100, amr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_sge rsge = { (uintptr_t)bbuf, 4096, bmr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_wc wc;
+	uint32_t srqn;
+	int seen = 0;
+
+	ck_assert_ptr_nonnull(x);
+	srq = ibv_create_srq_ex(ctx, &sa);
+	ck_assert_ptr_nonnull(srq);
+	ck_assert_int_eq(ibv_get_srq_num(srq, &srqn), 0);
+	tgt = ibv_create_qp_ex(ctx, &ta);
+	ini = ibv_create_qp_ex(ctx, &ia);
+	ck_assert_ptr_nonnull(tgt);
+	ck_assert_ptr_nonnull(ini);
+
+	/* Without its peer's QPN the initiator still cannot reach RTR. */
+	ck_assert_int_eq(ibv_modify_qp(ini, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+						IBV_QP_ACCESS_FLAGS), 0);
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+				  .ah_attr = { .is_global = 1, .port_num = 1,
+					       .grh = { .dgid = gid, .sgid_index = 1 } } };
+	ck_assert_int_eq(ibv_modify_qp(ini, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+						IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC), EINVAL);
+	ck_assert_int_eq(ibv_modify_qp(ini, &(struct ibv_qp_attr){ .qp_state = IBV_QPS_RESET },
+				       IBV_QP_STATE), 0);
+
+	xrc_modify_as_rc(tgt, ini->qp_num);
+	xrc_modify_as_rc(ini, tgt->qp_num);
+	/* Taken where they mean something, left out where they do not. */
+	ck_assert_int_eq(ibv_query_qp(ini, &a, 0, &init), 0);
+	ck_assert_uint_eq(a.max_dest_rd_atomic, 0);
+	ck_assert_uint_eq(a.min_rnr_timer, 0);
+	ck_assert_uint_eq(a.retry_cnt, 7);
+	ck_assert_uint_eq(a.max_rd_atomic, 4);
+	ck_assert_int_eq(ibv_query_qp(tgt, &a, 0, &init), 0);
+	ck_assert_uint_eq(a.retry_cnt, 0);
+	ck_assert_uint_eq(a.rnr_retry, 0);
+	ck_assert_uint_eq(a.max_rd_atomic, 0);
+	ck_assert_uint_eq(a.max_dest_rd_atomic, 4);
+	ck_assert_uint_eq(a.min_rnr_timer, 12);
+
+	/* And the pair carries a SEND. */
+	droce_test_fill(abuf, 100, 5);
+	ck_assert_int_eq(ibv_post_srq_recv(srq, &rwr, &rbad), 0);
+	wr.qp_type.xrc.remote_srqn = srqn;
+	ck_assert_int_eq(ibv_post_send(ini, &wr, &bad), 0);
+	{
+		double end = droce_test_now() + 10;
+
+		while (seen != 3) {
+			ck_assert(droce_test_now() < end);
+			if (ibv_poll_cq(cq, 1, &wc) == 0)
+				continue;
+			ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+			seen |= (int)wc.wr_id;
+		}
+	}
+	ck_assert_int_eq(memcmp(abuf, bbuf, 100), 0);
+
+	ck_assert_int_eq(ibv_destroy_qp(ini), 0);
+	ck_assert_int_eq(ibv_destroy_qp(tgt), 0);
+	ck_assert_int_eq(ibv_destroy_srq(srq), 0);
+	ck_assert_int_eq(ibv_close_xrcd(x), 0);
+}
+END_TEST
+
 START_TEST(qp_ex_work_request_builder)
 {
 	struct ibv_qp_init_attr_ex ax = {
@@ -1267,6 +1390,7 @@ main(void)
 	tcase_add_test(tc, ud_send_error_goes_to_sqe);
 	tcase_add_test(tc, srq_shared_by_two_qps_and_limit_event);
 	tcase_add_test(tc, xrc_shared_target_qp);
+	tcase_add_test(tc, xrc_modify_ignores_other_sides_fields);
 	tcase_add_test(tc, qp_ex_work_request_builder);
 	tcase_add_test(tc, post_lists_single_poster);
 	tcase_add_test(tc, rc_small_write_runs);
