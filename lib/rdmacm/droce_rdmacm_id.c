@@ -40,6 +40,8 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void 
 		c->sync = true;
 	}
 	pthread_cond_init(&c->acked, NULL);
+	pthread_mutex_init(&c->mc_lock, NULL);
+	LIST_INIT(&c->mcs);
 	c->id.channel = channel;
 	c->id.context = context;
 	c->id.ps = ps;
@@ -88,6 +90,8 @@ rdma_destroy_id(struct rdma_cm_id *id)
 		rdma_destroy_event_channel(id->channel);
 	free(id->route.path_rec);
 	free(c->ep_qp_attr);
+	cma_mc_release(c);
+	pthread_mutex_destroy(&c->mc_lock);
 	pthread_cond_destroy(&c->acked);
 	free(c);
 	return 0;

@@ -71,6 +71,8 @@ struct cma_conn {
 	uint8_t ack_timeout;
 };
 
+struct cma_mc;
+
 struct cma_id {
 	struct rdma_cm_id id;          /**< first: handed out */
 	struct cma_dev *dev;           /**< NULL until bound or resolved */
@@ -85,6 +87,8 @@ struct cma_id {
 	struct ibv_qp_init_attr *ep_qp_attr; /**< rdma_create_ep(): for each rdma_get_request() */
 	uint32_t events_out;           /**< handed out, not acknowledged */
 	pthread_cond_t acked;
+	pthread_mutex_t mc_lock;       /**< guards mcs */
+	LIST_HEAD(, cma_mc) mcs;       /**< multicast groups joined (droce_rdmacm_mcast.c) */
 	uint8_t tos;
 };
 
@@ -174,6 +178,9 @@ cma_is_ud(const struct rdma_cm_id *id)
 {
 	return id->ps == RDMA_PS_UDP;
 }
+
+/* droce_rdmacm_mcast.c: forget @p c's groups (its ID goes). */
+void cma_mc_release(struct cma_id *c);
 
 /* Address helpers (droce_rdmacm_addr.c). */
 /** GID of an IPv4 or IPv6 socket address. */

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What droce's librdmacm exports but does not do: multicast (UD, which
- * needs SIDR and multicast groups droce lacks) and rsockets. Each fails
- * with ENOSYS and touches nothing, so a program that probes for them
- * carries on without. (riowrite() returns a size: 0, with errno set.)
+ * What droce's librdmacm exports but does not do: rsockets. Each call
+ * fails with ENOSYS and touches nothing, so a program that probes for
+ * them carries on without. (riowrite() returns a size: 0, with errno set.)
  */
 #include <errno.h>
 #include <sys/select.h>
@@ -17,12 +16,6 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
 #define FAIL { errno = ENOSYS; return -1; }
-
-/* Multicast. */
-int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context) FAIL
-int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *mc_join_attr,
-			   void *context) FAIL
-int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr) FAIL
 
 /* rsockets: sockets over RC QPs, a library of their own in rdma-core. */
 int rsocket(int domain, int type, int protocol) FAIL
