@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # UCX over droce: Debian's unmodified ucx_perftest (ucx-utils) as a server
 # and a client, two processes on droce's drop-in libibverbs.so.1 joined by
-# memif, through UCX's rc_verbs and ud_verbs transports.
+# memif, through UCX's rc_verbs and ud_verbs transports: UCT's tests, and
+# UCP's (tag matching, what MPI sits on) on those transports alone.
 #
 # Usage: run_ucx.sh BUILD_DIR [TEST...]
 #   TEST is TRANSPORT:TEST[:DATA[:SIZE]] (e.g. rc_verbs:put_lat,
-#   rc_verbs:put_bw:zcopy:65536); without one, the list below runs. Each
+#   rc_verbs:put_bw:zcopy:65536, rc_verbs:tag_bw::65536); without one, the
+#   list below runs. A UCP test (tag_*, ucp_*, stream_*) gets UCX_TLS set
+#   to TRANSPORT, with ud_verbs beside rc_verbs (UCP's wireup needs a
+#   transport without connections, as on any HCA). Each
 #   test must exit 0 on both sides and print its "Final:" line of numbers.
 #   At the end, per test: the median (UCX's, over the last 2048 samples),
 #   the average over the whole run (UCX's "overall"; its "average" column
@@ -36,7 +40,8 @@ if (( ${#tests[@]} == 0 )); then
 	tests=(rc_verbs:put_lat rc_verbs:am_lat
 	       rc_verbs:put_bw:bcopy:4096 rc_verbs:put_bw:zcopy:65536
 	       rc_verbs:am_bw:bcopy:4096 rc_verbs:am_bw:zcopy:4096
-	       ud_verbs:am_lat ud_verbs:am_bw:bcopy:2048)
+	       ud_verbs:am_lat ud_verbs:am_bw:bcopy:2048
+	       rc_verbs:tag_lat rc_verbs:tag_bw::65536)
 fi
 if ! command -v ucx_perftest > /dev/null; then
 	echo "run_ucx: ucx_perftest is not installed (apt-get install ucx-utils)" >&2
@@ -77,6 +82,7 @@ perftest() {
 	local role=$1 gid=$2
 	shift 2
 	env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/$role.conf" UCX_IB_GID_INDEX="$gid" \
+		${ucp_tls:+UCX_TLS=$ucp_tls UCX_NET_DEVICES=droce0:1} \
 		timeout "$UCX_TIMEOUT" ucx_perftest -p "$tcp_port" "$@"
 }
 
@@ -84,11 +90,15 @@ perftest() {
 # rc and src (the client's and the server's exit status) and final (the
 # client's "Final:" line).
 run_one() {
-	local t=$1 tl test data size gid args out server i
+	local t=$1 tl test data size gid args out server i ucp_tls
 
 	shift
 	IFS=: read -r tl test data size <<< "$t"
 	args=(-d droce0:1 -x "$tl" -t "$test")
+	ucp_tls=
+	case $test in
+	tag_* | ucp_* | stream_*) ucp_tls=$tl; [[ $tl == rc_verbs ]] && ucp_tls+=,ud_verbs ;;
+	esac
 	# The IPv4 GID for every transport: ud_verbs reads the packet type
 	# from the completion's sl as mlx5 reports it, and so does droce.
 	gid=1
