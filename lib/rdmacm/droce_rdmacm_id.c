@@ -125,6 +125,10 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 		id_attach(c, d, addr);
 	}
 	memcpy(src, addr, len);
+	/* Port 0 takes one now, as the kernel's bind does: a program may read
+	 * it (rdma_get_src_port()) before it listens, and tell its peer. */
+	if (cma_addr_port(src) == 0)
+		cma_addr_set_port(src, cma_ephemeral_port());
 	return 0;
 }
 
