@@ -78,7 +78,9 @@ rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *at
 	len = cma_addr_len(attr->addr);
 	if (len == 0)
 		return cma_fail(EAFNOSUPPORT);
-	if (!mc_addr_ok(attr->addr) || !mc_id_ok(c))
+	/* A group of the ID's own family: RoCEv2 sends IPv4 to IPv4 only. */
+	if (!mc_addr_ok(attr->addr) || !mc_id_ok(c) ||
+	    attr->addr->sa_family != id->route.addr.src_addr.sa_family)
 		return cma_fail(EINVAL);
 	sgid = cma_dev_gid_index(c->dev, &id->route.addr.addr.ibaddr.sgid);
 	if (sgid < 0)

@@ -334,6 +334,8 @@ START_TEST(multicast_to_ourselves)
 {
 	struct sockaddr_in me = addr("10.99.0.1", 0), group = addr("239.1.2.3", 0);
 	struct sockaddr_in unicast = addr("10.99.0.1", 0);
+	struct sockaddr_in6 group6 = { .sin6_family = AF_INET6,
+				       .sin6_addr = { .s6_addr = { 0xff, 0x0e, [15] = 1 } } };
 	struct rdma_cm_join_mc_attr_ex ja = {
 		.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS,
 		.join_flags = RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER,
@@ -361,6 +363,9 @@ START_TEST(multicast_to_ourselves)
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_int_eq(rdma_bind_addr(r, (struct sockaddr *)&me), 0);
 	ck_assert_int_eq(rdma_join_multicast(r, (struct sockaddr *)&unicast, NULL), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	/* An IPv6 group for an ID of an IPv4 address. */
+	ck_assert_int_eq(rdma_join_multicast(r, (struct sockaddr *)&group6, NULL), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_int_eq(rdma_create_id(ch, &tcp, NULL, RDMA_PS_TCP), 0);
 	ck_assert_int_eq(rdma_bind_addr(tcp, (struct sockaddr *)&me), 0);
