@@ -69,6 +69,12 @@ droce_gsi_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+int
+droce_gsi_reachable(const struct droce_gsi *g, int sgid_index, const uint8_t dgid[16])
+{
+	return droce_port_reachable(droce_dev_of_ctx(g->ctx)->port, sgid_index, dgid);
+}
+
 uint32_t
 droce_gsi_qpn(const struct droce_gsi *g)
 {

@@ -55,6 +55,12 @@ int droce_gsi_send(struct droce_gsi *g, const uint8_t dgid[16], const uint8_t ma
 /** Wake the thread to run the timer callback now (a new deadline was set). */
 void droce_gsi_kick(struct droce_gsi *g);
 
+/**
+ * Whether the device's port could reach @p dgid from its GID
+ * @p sgid_index (droce_port_reachable()). @return 0 or a negative errno.
+ */
+int droce_gsi_reachable(const struct droce_gsi *g, int sgid_index, const uint8_t dgid[16]);
+
 /** QP1's QPN, for tests: 1. */
 uint32_t droce_gsi_qpn(const struct droce_gsi *g);
 

@@ -642,6 +642,17 @@ int droce_port_route(struct droce_port *p, uint16_t q, int sgid_index, const uin
 		     struct droce_l3_addr *a);
 
 /**
+ * Whether the port could send to destination GID @p dgid from its GID
+ * @p sgid_index: one of its own GIDs, a multicast group, a host on its
+ * link or behind one of its routes, of the source's family. Nothing is
+ * resolved (no ARP, no neighbour solicitation): what rdma_resolve_addr()
+ * asks before it reports an address resolved, as the kernel's route
+ * lookup does. Any thread.
+ * @return 0; -EINVAL for a bad GID index; -EHOSTUNREACH.
+ */
+int droce_port_reachable(const struct droce_port *p, int sgid_index, const uint8_t dgid[16]);
+
+/**
  * Set the traffic class (DSCP and ECN) and, on a port with a VLAN, the
  * priority (PCP) of @p a routed by droce_port_route(), from the AH's
  * service level @p sl and traffic class @p tclass and the port's

@@ -50,6 +50,20 @@ droce_port_qos(const struct droce_port *p, uint8_t sl, uint8_t tclass,
 }
 
 int
+droce_port_reachable(const struct droce_port *p, int sgid_index, const uint8_t dgid[16])
+{
+	const uint8_t *hop;
+
+	if (sgid_index < 0 || sgid_index >= p->nb_gids)
+		return -EINVAL;
+	if (droce_gid_is_v4mapped(p->gids[sgid_index]) != droce_gid_is_v4mapped(dgid))
+		return -EHOSTUNREACH;
+	if (droce_port_gid_find(p, dgid) >= 0 || droce_gid_is_mcast(dgid))
+		return 0;
+	return droce_net_next_hop(p, dgid, &hop);
+}
+
+int
 droce_port_route(struct droce_port *p, uint16_t q, int sgid_index, const uint8_t dgid[16],
 		 struct droce_l3_addr *a)
 {

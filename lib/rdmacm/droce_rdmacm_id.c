@@ -142,6 +142,7 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 	union ibv_gid gid;
 	struct cma_dev *d;
 	socklen_t len;
+	int sgid, rc;
 
 	(void)timeout_ms; /* resolution is local */
 	if (dst_addr == NULL || (len = cma_addr_len(dst_addr)) == 0)
@@ -166,8 +167,19 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 	}
 	if (cma_addr_port(src) == 0)
 		cma_addr_set_port(src, cma_ephemeral_port());
+	/* A destination the port has no route to is an error now, as the
+	 * kernel's route lookup makes it (-ENETUNREACH), not a minute of
+	 * unanswered CM requests later. */
+	cma_addr_gid(dst_addr, &gid);
+	sgid = cma_dev_gid_index(c->dev, &id->route.addr.addr.ibaddr.sgid);
+	rc = sgid < 0 ? -EADDRNOTAVAIL : droce_gsi_reachable(c->dev->gsi, sgid, gid.raw);
+	if (rc != 0) {
+		cma_event_queue(c, RDMA_CM_EVENT_ADDR_ERROR, rc == -EHOSTUNREACH ? -ENETUNREACH : rc,
+				NULL, NULL, 0, NULL);
+		return c->sync ? cma_event_wait(c, RDMA_CM_EVENT_ADDR_RESOLVED) : 0;
+	}
 	memcpy(&id->route.addr.dst_addr, dst_addr, len);
-	cma_addr_gid(dst_addr, &id->route.addr.addr.ibaddr.dgid);
+	id->route.addr.addr.ibaddr.dgid = gid;
 	cma_event_queue(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, NULL, 0, NULL);
 	return c->sync ? cma_event_wait(c, RDMA_CM_EVENT_ADDR_RESOLVED) : 0;
 }

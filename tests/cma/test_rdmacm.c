@@ -82,6 +82,18 @@ START_TEST(channel_and_failures)
 	ck_assert_int_eq(errno, EADDRNOTAVAIL);
 	ck_assert_int_eq(rdma_join_multicast(id, (struct sockaddr *)&nowhere, NULL), -1);
 	ck_assert_int_eq(errno, EINVAL);
+	/* Off the port's link, and no route there: an address error at once,
+	 * as the kernel's route lookup gives it. */
+	ck_assert_int_eq(rdma_resolve_addr(id, NULL, (struct sockaddr *)&nowhere, 2000), 0);
+	{
+		struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+
+		ck_assert_int_eq(poll(&pfd, 1, 20000), 1);
+		ck_assert_int_eq(rdma_get_cm_event(ch, &ev), 0);
+		ck_assert_int_eq(ev->event, RDMA_CM_EVENT_ADDR_ERROR);
+		ck_assert_int_eq(ev->status, -ENETUNREACH);
+		rdma_ack_cm_event(ev);
+	}
 	ck_assert_int_eq(rdma_destroy_id(id), 0);
 	ck_assert_int_eq(rsocket(AF_INET, SOCK_STREAM, 0), -1);
 	ck_assert_int_eq(errno, ENOSYS);
