@@ -247,6 +247,41 @@ START_TEST(destroyed_id_leaves_no_count)
 END_TEST
 
 /* RDMA_PS_UDP: SIDR to our own listener, then a UD SEND to the QP it names. */
+/*
+ * Send the string in @p buf (@p len bytes) from UD ID @p from through an
+ * address handle made from UD event @p ev (acknowledged here), and see
+ * ID @p to receive it after the GRH in @p rbuf, from @p from's QP.
+ */
+static void
+ud_send_by_event(struct rdma_cm_id *from, struct rdma_cm_event *ev, char *buf, uint32_t len,
+		 struct rdma_cm_id *to, const char *rbuf)
+{
+	struct ibv_ah *ah = ibv_create_ah(from->pd, &ev->param.ud.ah_attr);
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .num_sge = 1 }, *bad;
+	struct ibv_mr *mr;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+
+	ck_assert_ptr_nonnull(ah);
+	wr.sg_list = &sge;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = ev->param.ud.qp_num;
+	wr.wr.ud.remote_qkey = ev->param.ud.qkey;
+	rdma_ack_cm_event(ev);
+	mr = rdma_reg_msgs(from, buf, len);
+	ck_assert_ptr_nonnull(mr);
+	sge = (struct ibv_sge){ (uintptr_t)buf, len, mr->lkey };
+	ck_assert_int_eq(ibv_post_send(from->qp, &wr, &bad), 0);
+	ck_assert_int_eq(rdma_get_send_comp(from, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(rdma_get_recv_comp(to, &wc), 1);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.src_qp, from->qp->qp_num);
+	ck_assert_str_eq(rbuf + sizeof(struct ibv_grh), buf);
+	ibv_destroy_ah(ah);
+	rdma_dereg_mr(mr);
+}
+
 START_TEST(ud_to_ourselves)
 {
 	struct sockaddr_in srv = addr("10.99.0.1", PORT + 2);
@@ -258,12 +293,8 @@ START_TEST(ud_to_ourselves)
 	struct rdma_conn_param cp = { .private_data = "udp hello", .private_data_len = 10 };
 	char cbuf[64] = "a datagram", sbuf[sizeof(struct ibv_grh) + 64] = { 0 };
 	struct rdma_cm_id *l, *c, *s;
-	struct ibv_mr *cmr, *smr;
 	struct rdma_cm_event *ev;
-	struct ibv_send_wr wr, *bad;
-	struct ibv_sge sge;
-	struct ibv_ah *ah;
-	struct ibv_wc wc;
+	struct ibv_mr *smr;
 
 	ck_assert_int_eq(rdma_create_id(ch, &l, NULL, RDMA_PS_UDP), 0);
 	ck_assert_int_eq(l->qp_type, IBV_QPT_UD);
@@ -301,31 +332,10 @@ START_TEST(ud_to_ourselves)
 	ck_assert_str_eq(ev->param.ud.private_data, "ok");
 	ck_assert_uint_eq(ev->param.ud.qp_num, s->qp->qp_num);
 	ck_assert_uint_eq(ev->param.ud.qkey, 0x01234567);
-	ah = ibv_create_ah(c->pd, &ev->param.ud.ah_attr);
-	ck_assert_ptr_nonnull(ah);
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = IBV_WR_SEND;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr.ud.ah = ah;
-	wr.wr.ud.remote_qpn = ev->param.ud.qp_num;
-	wr.wr.ud.remote_qkey = ev->param.ud.qkey;
-	rdma_ack_cm_event(ev);
-	cmr = rdma_reg_msgs(c, cbuf, sizeof(cbuf));
-	ck_assert_ptr_nonnull(cmr);
-	sge = (struct ibv_sge){ (uintptr_t)cbuf, sizeof(cbuf), cmr->lkey };
-	ck_assert_int_eq(ibv_post_send(c->qp, &wr, &bad), 0);
-	ck_assert_int_eq(rdma_get_send_comp(c, &wc), 1);
-	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
-	ck_assert_int_eq(rdma_get_recv_comp(s, &wc), 1);
-	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
-	ck_assert_uint_eq(wc.src_qp, c->qp->qp_num);
-	ck_assert_str_eq(sbuf + sizeof(struct ibv_grh), "a datagram");
+	ud_send_by_event(c, ev, cbuf, sizeof(cbuf), s, sbuf);
 
 	/* Nothing to disconnect: the QP stops, and that is all. */
 	ck_assert_int_eq(rdma_disconnect(c), 0);
-	ibv_destroy_ah(ah);
-	rdma_dereg_mr(cmr);
 	rdma_dereg_mr(smr);
 	rdma_destroy_qp(c);
 	rdma_destroy_qp(s);
@@ -360,13 +370,9 @@ START_TEST(multicast_to_ourselves)
 	};
 	char sbuf[64] = "to the group", rbuf[sizeof(struct ibv_grh) + 64] = { 0 };
 	struct rdma_cm_id *r, *s, *tcp;
-	struct ibv_mr *smr, *rmr;
 	struct rdma_cm_event *ev;
-	struct ibv_send_wr wr, *bad;
 	union ibv_gid mgid = { .raw = { [10] = 0xff, [11] = 0xff, 239, 1, 2, 3 } };
-	struct ibv_sge sge;
-	struct ibv_ah *ah;
-	struct ibv_wc wc;
+	struct ibv_mr *rmr;
 	int marker;
 
 	ck_assert_int_eq(rdma_create_id(ch, &r, NULL, RDMA_PS_UDP), 0);
@@ -421,26 +427,7 @@ START_TEST(multicast_to_ourselves)
 	ck_assert_ptr_eq(ev->id, s);
 	/* Send-only: its QP was not attached. */
 	ck_assert_int_eq(ibv_detach_mcast(s->qp, &mgid, 0), EINVAL);
-	ah = ibv_create_ah(s->pd, &ev->param.ud.ah_attr);
-	ck_assert_ptr_nonnull(ah);
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = IBV_WR_SEND;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr.ud.ah = ah;
-	wr.wr.ud.remote_qpn = ev->param.ud.qp_num;
-	wr.wr.ud.remote_qkey = ev->param.ud.qkey;
-	rdma_ack_cm_event(ev);
-	smr = rdma_reg_msgs(s, sbuf, sizeof(sbuf));
-	ck_assert_ptr_nonnull(smr);
-	sge = (struct ibv_sge){ (uintptr_t)sbuf, sizeof(sbuf), smr->lkey };
-	ck_assert_int_eq(ibv_post_send(s->qp, &wr, &bad), 0);
-	ck_assert_int_eq(rdma_get_send_comp(s, &wc), 1);
-	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
-	ck_assert_int_eq(rdma_get_recv_comp(r, &wc), 1);
-	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
-	ck_assert_uint_eq(wc.src_qp, s->qp->qp_num);
-	ck_assert_str_eq(rbuf + sizeof(struct ibv_grh), "to the group");
+	ud_send_by_event(s, ev, sbuf, sizeof(sbuf), r, rbuf);
 
 	/* Leaving detaches the receiver's QP; a second leave finds nothing. */
 	ck_assert_int_eq(rdma_leave_multicast(r, (struct sockaddr *)&group), 0);
@@ -449,8 +436,6 @@ START_TEST(multicast_to_ourselves)
 	ck_assert_int_eq(errno, EADDRNOTAVAIL);
 	ck_assert_int_eq(rdma_leave_multicast(s, (struct sockaddr *)&group), 0);
 
-	ibv_destroy_ah(ah);
-	rdma_dereg_mr(smr);
 	rdma_dereg_mr(rmr);
 	rdma_destroy_qp(s);
 	rdma_destroy_qp(r);

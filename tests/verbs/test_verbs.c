@@ -774,6 +774,34 @@ xrc_modify(struct ibv_qp *qp, uint32_t dqpn)
 	ck_assert_int_eq(droce_test_connect(qp, &p), 0);
 }
 
+/* What an XRC test starts from: an XRC SRQ of domain @p x completing on
+ * @p srq_cq (its number in @p srqn), a target QP of @p x, and an
+ * initiator on the test's CQ. */
+static void
+xrc_make(struct ibv_xrcd *x, struct ibv_cq *srq_cq, struct ibv_srq **srq, uint32_t *srqn,
+	 struct ibv_qp **tgt, struct ibv_qp **ini)
+{
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 8, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = x, .cq = srq_cq,
+	};
+	struct ibv_qp_init_attr_ex ta = { .qp_type = IBV_QPT_XRC_RECV,
+					  .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x };
+	struct ibv_qp_init_attr_ex ia = { .qp_type = IBV_QPT_XRC_SEND, .send_cq = cq,
+					  .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+					  .cap = { .max_send_wr = 8, .max_send_sge = 1 } };
+
+	*srq = ibv_create_srq_ex(ctx, &sa);
+	ck_assert_ptr_nonnull(*srq);
+	ck_assert_int_eq(ibv_get_srq_num(*srq, srqn), 0);
+	*tgt = ibv_create_qp_ex(ctx, &ta);
+	*ini = ibv_create_qp_ex(ctx, &ia);
+	ck_assert_ptr_nonnull(*tgt);
+	ck_assert_ptr_nonnull(*ini);
+}
+
 START_TEST(xrc_shared_target_qp)
 {
 	char path[] = "/tmp/droce-xrcd-XXXXXX";
@@ -785,17 +813,6 @@ START_TEST(xrc_shared_target_qp)
 					 .fd = fd, .oflags = 0 };
 	struct ibv_xrcd *x1, *x2;
 	struct ibv_cq *xcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = 8, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC, .pd = pd, .cq = xcq,
-	};
-	struct ibv_qp_init_attr_ex ta = { .qp_type = IBV_QPT_XRC_RECV,
-					  .comp_mask = IBV_QP_INIT_ATTR_XRCD };
-	struct ibv_qp_init_attr_ex ia = { .qp_type = IBV_QPT_XRC_SEND, .send_cq = cq,
-					  .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
-					  .cap = { .max_send_wr = 8, .max_send_sge = 1 } };
 	struct ibv_qp_open_attr oa = { .comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD |
 						    IBV_QP_OPEN_ATTR_TYPE,
 				       .qp_type = IBV_QPT_XRC_RECV };
@@ -821,15 +838,7 @@ START_TEST(xrc_shared_target_qp)
 	x2 = ibv_open_xrcd(ctx2, &xa); /* the same domain, from another context */
 	ck_assert_ptr_nonnull(x2);
 
-	sa.xrcd = x1;
-	srq = ibv_create_srq_ex(ctx, &sa);
-	ck_assert_ptr_nonnull(srq);
-	ck_assert_int_eq(ibv_get_srq_num(srq, &srqn), 0);
-	ta.xrcd = x1;
-	tgt = ibv_create_qp_ex(ctx, &ta);
-	ck_assert_ptr_nonnull(tgt);
-	ini = ibv_create_qp_ex(ctx, &ia);
-	ck_assert_ptr_nonnull(ini);
+	xrc_make(x1, xcq, &srq, &srqn, &tgt, &ini);
 	oa.qp_num = tgt->qp_num;
 	oa.xrcd = x2;
 	opened = ibv_open_qp(ctx2, &oa);
@@ -934,17 +943,6 @@ START_TEST(xrc_modify_ignores_other_sides_fields)
 						     IBV_XRCD_INIT_ATTR_OFLAGS,
 					 .fd = -1, .oflags = O_CREAT };
 	struct ibv_xrcd *x = ibv_open_xrcd(ctx, &xa);
-	struct ibv_srq_init_attr_ex sa = {
-		.attr = { .max_wr = 8, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = x, .cq = cq,
-	};
-	struct ibv_qp_init_attr_ex ta = { .qp_type = IBV_QPT_XRC_RECV,
-					  .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x };
-	struct ibv_qp_init_attr_ex ia = { .qp_type = IBV_QPT_XRC_SEND, .send_cq = cq,
-					  .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
-					  .cap = { .max_send_wr = 8, .max_send_sge = 1 } };
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 	struct ibv_qp_init_attr init;
 	struct ibv_srq *srq;
@@ -959,13 +957,7 @@ START_TEST(xrc_modify_ignores_other_sides_fields)
 	int seen = 0;
 
 	ck_assert_ptr_nonnull(x);
-	srq = ibv_create_srq_ex(ctx, &sa);
-	ck_assert_ptr_nonnull(srq);
-	ck_assert_int_eq(ibv_get_srq_num(srq, &srqn), 0);
-	tgt = ibv_create_qp_ex(ctx, &ta);
-	ini = ibv_create_qp_ex(ctx, &ia);
-	ck_assert_ptr_nonnull(tgt);
-	ck_assert_ptr_nonnull(ini);
+	xrc_make(x, cq, &srq, &srqn, &tgt, &ini);
 
 	/* Without its peer's QPN the initiator still cannot reach RTR. */
 	ck_assert_int_eq(ibv_modify_qp(ini, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
