@@ -5,13 +5,14 @@
 # 10.0.0.1, the client 10.0.0.2 (tests/common/pair_env.sh).
 #
 # Usage: run_cma.sh BUILD_DIR [--expect REGEX] [--client-fails] [--kill-server]
-#                   [--no-listen] [--client PROGRAM2] PROGRAM -- SERVER_ARGS -- CLIENT_ARGS
+#                   [--no-listen] [--ipv6] [--client PROGRAM2] PROGRAM -- SERVER_ARGS -- CLIENT_ARGS
 #   @PORT@ in the arguments becomes a port of this run's own, @PORT1@ the
 #   next one. Both sides must exit 0 (the client non-zero with
 #   --client-fails), and the client's or server's output must match REGEX
 #   when given. --kill-server stops the server once the client is done
 #   (a server that listens on a port the client does not connect to).
 #   The client runs PROGRAM2 when given (rdma_server and rdma_client).
+#   --ipv6 gives the ports fd00::1 (server) and fd00::2 (client) as well.
 #   @EAL@ in the client's arguments becomes the EAL arguments of its
 #   configuration (for a DPDK application that starts the EAL itself).
 #   The client starts once the server's droce logged that it listens
@@ -26,12 +27,14 @@ client_fails=false
 kill_server=false
 client_prog=
 listens=true
+ipv6=
 while [[ ${1:-} == --* ]]; do
 	case $1 in
 	--expect) expect=$2; shift 2 ;;
 	--client-fails) client_fails=true; shift ;;
 	--kill-server) kill_server=true; shift ;;
 	--no-listen) listens=false; shift ;;
+	--ipv6) ipv6=ipv6; shift ;;
 	--client) client_prog=$2; shift 2 ;;
 	*) echo "run_cma: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -59,7 +62,7 @@ DROPIN_ENV[0]+=":$build/lib/rdmacm/dropin"
 # shellcheck source=tests/common/pair_env.sh
 source "$(dirname "$0")/../common/pair_env.sh"
 pair_setup cma
-pair_memif_confs up
+pair_memif_confs up ${ipv6:+"$ipv6"}
 server_args=("${server_args[@]//@PORT@/$tcp_port}")
 server_args=("${server_args[@]//@PORT1@/$((tcp_port + 1))}")
 client_args=("${client_args[@]//@PORT@/$tcp_port}")

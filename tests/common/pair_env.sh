@@ -27,14 +27,15 @@ pair_setup() {
 	tcp_port=$(( 20000 + $$ % 20000 ))
 }
 
-# pair_memif_confs LINK: write $tmp/server.conf and $tmp/client.conf for
-# the two ends of a memif link (the server 10.0.0.1 on CPU 0, the client
-# 10.0.0.2 on client_cpu), IB MTU 4096, with "link = LINK" in [port0].
+# pair_memif_confs LINK [ipv6]: write $tmp/server.conf and $tmp/client.conf
+# for the two ends of a memif link (the server 10.0.0.1 on CPU 0, the
+# client 10.0.0.2 on client_cpu), IB MTU 4096, with "link = LINK" in
+# [port0]; with ipv6, fd00::1/64 and fd00::2/64 too (GID index 2).
 pair_memif_confs() {
-	local role cpu ip
+	local role cpu ip ip6
 
 	for role in server client; do
-		if [[ $role == server ]]; then cpu=0 ip=10.0.0.1; else cpu=$client_cpu ip=10.0.0.2; fi
+		if [[ $role == server ]]; then cpu=0 ip=10.0.0.1 ip6=fd00::1; else cpu=$client_cpu ip=10.0.0.2 ip6=fd00::2; fi
 		cat > "$tmp/$role.conf" <<-EOF
 		[eal]
 		args = -l $cpu $mem --no-pci --no-telemetry --log-level=lib.eal:error --vdev=net_memif0,role=$role,socket=$tmp/memif.sock,socket-abstract=no,bsize=4352
@@ -44,6 +45,9 @@ pair_memif_confs() {
 		mtu = 4096
 		link = $1
 		EOF
+		if [[ ${2:-} == ipv6 ]]; then
+			echo "ipv6 = $ip6/64" >> "$tmp/$role.conf"
+		fi
 	done
 }
 
