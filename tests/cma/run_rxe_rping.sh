@@ -2,7 +2,9 @@
 # rping between droce and the Linux kernel's rdma_cm on rxe, both ways,
 # through the rxe-peer harness (../shared/rxe-peer beside the source
 # tree): rxe server and droce client, then droce server and rxe client;
-# then udaddy (SIDR and UD SENDs) the same two ways.
+# then udaddy (SIDR and UD SENDs) the same two ways, and mckey (a
+# multicast group both join; one side sends 5 datagrams to it, the other
+# must receive them) with droce receiving, then rxe.
 # CI runs it in the interop suite (interop-rxe-rping); it needs root and
 # QEMU, and prints SKIP and exits 77 without them. The guest is built into
 # the cache tests/interop/run_rxe.sh uses, when that has none.
@@ -76,5 +78,20 @@ sleep 4
 "$peer/guest-run.sh" -t 60 0 'udaddy -s 10.77.0.2 -C 5' || failed=1
 wait "$dpid" || failed=1
 grep -v '^EAL' "$work/droce-udaddy.log"
+
+echo "== mckey: rxe receives, droce sends"
+"$peer/guest-run.sh" 0 'timeout 30 mckey -m 239.1.1.1 -b 10.77.0.11 -C 5 > /tmp/mr.log 2>&1 &'
+sleep 1
+droce mckey -m 239.1.1.1 -b 10.77.0.2 -s -C 5 2>&1 | grep -v '^EAL' || failed=1
+# The receiver ends once its 5 datagrams came (mckey's own pause is 3 s).
+"$peer/guest-run.sh" 0 'sleep 2; cat /tmp/mr.log; grep -q "return status 0" /tmp/mr.log' || failed=1
+
+echo "== mckey: droce receives, rxe sends"
+droce mckey -m 239.1.1.2 -b 10.77.0.2 -C 5 > "$work/droce-mckey.log" 2>&1 &
+dpid=$!
+sleep 3
+"$peer/guest-run.sh" -t 60 0 'mckey -m 239.1.1.2 -b 10.77.0.11 -s -C 5' || failed=1
+wait "$dpid" || failed=1
+grep -v '^EAL' "$work/droce-mckey.log"
 (( failed == 0 )) && echo "run_rxe_rping: passed" || echo "run_rxe_rping: failed"
 exit "$failed"
