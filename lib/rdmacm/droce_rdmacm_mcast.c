@@ -102,13 +102,7 @@ rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *at
 	LIST_INSERT_HEAD(&c->mcs, mc, link);
 	pthread_mutex_unlock(&c->mc_lock);
 
-	/* The kernel's RoCEv2 join: hop limit 64, no LID, SL 0. */
-	p.ah_attr.is_global = 1;
-	p.ah_attr.port_num = 1;
-	p.ah_attr.grh.dgid = mc->mgid;
-	p.ah_attr.grh.sgid_index = (uint8_t)sgid;
-	p.ah_attr.grh.hop_limit = 64;
-	p.ah_attr.grh.traffic_class = c->tos;
+	cma_ud_ah_attr(c, &mc->mgid, sgid, &p.ah_attr);
 	cma_event_queue_ud(c, RDMA_CM_EVENT_MULTICAST_JOIN, 0, &p, NULL, 0, NULL);
 	if (!c->sync)
 		return 0;

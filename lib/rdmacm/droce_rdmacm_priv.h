@@ -170,6 +170,13 @@ struct droce_cm_timing cma_timing(void);
 int cma_ud_connect(struct cma_id *c, const struct rdma_conn_param *param);
 int cma_ud_accept(struct cma_id *c, const struct rdma_conn_param *param);
 int cma_ud_reject(struct cma_id *c, const void *pdata, uint8_t len);
+/**
+ * The address handle attributes a UD event of @p c gives for @p dgid from
+ * the device's GID @p sgid, as the kernel fills them on RoCE: global,
+ * hop limit 64, the ID's TOS, no LID, SL 0.
+ */
+void cma_ud_ah_attr(const struct cma_id *c, const union ibv_gid *dgid, int sgid,
+		    struct ibv_ah_attr *ah);
 /** The CM's SIDR events. */
 void cma_ud_event(struct cma_dev *d, struct droce_cm_id *cm_id, const struct droce_cm_event *ev);
 /** An ID of the UD port space: its QP is UD, its requests SIDR. */

@@ -119,6 +119,18 @@ on_sidr_req(struct cma_dev *d, struct droce_cm_id *cm_id, struct cma_id *l,
 			   req->private_data + DROCE_CMA_HDR_SIZE, CMA_SIDR_REQ_PDATA, l);
 }
 
+void
+cma_ud_ah_attr(const struct cma_id *c, const union ibv_gid *dgid, int sgid, struct ibv_ah_attr *ah)
+{
+	memset(ah, 0, sizeof(*ah));
+	ah->is_global = 1;
+	ah->port_num = 1;
+	ah->grh.dgid = *dgid;
+	ah->grh.sgid_index = (uint8_t)sgid;
+	ah->grh.hop_limit = 64;
+	ah->grh.traffic_class = c->tos;
+}
+
 /* The active side's answer: the peer's QP, Q_Key and the way to it. */
 static void
 on_sidr_rep(struct cma_id *c, const struct droce_cm_sidr_rep *rep)
@@ -133,12 +145,7 @@ on_sidr_rep(struct cma_id *c, const struct droce_cm_sidr_rep *rep)
 				   NULL, rep->private_data, DROCE_CM_SIDR_REP_PDATA, NULL);
 		return;
 	}
-	p.ah_attr.is_global = 1;
-	p.ah_attr.port_num = 1;
-	p.ah_attr.grh.dgid = id->route.addr.addr.ibaddr.dgid;
-	p.ah_attr.grh.sgid_index = (uint8_t)sgid;
-	p.ah_attr.grh.hop_limit = 64;
-	p.ah_attr.grh.traffic_class = c->tos;
+	cma_ud_ah_attr(c, &id->route.addr.addr.ibaddr.dgid, sgid, &p.ah_attr);
 	cma_event_queue_ud(c, RDMA_CM_EVENT_ESTABLISHED, 0, &p, rep->private_data,
 			   DROCE_CM_SIDR_REP_PDATA, NULL);
 }
