@@ -482,6 +482,41 @@ droce_cm_send_sidr_rep(struct droce_cm_id *id, const struct droce_cm_sidr_rep *r
 	return rc;
 }
 
+/*
+ * What ib_destroy_cm_id() tells the peer of a connection in @p id's
+ * state: REJ for one being set up, DREQ for one established, DREP for a
+ * DREQ not yet answered, a reject for a SIDR REQ. @return whether a
+ * message went out.
+ */
+static bool
+id_farewell(struct droce_cm_id *id)
+{
+	switch (id->state) {
+	case DROCE_CM_REQ_SENT:
+	case DROCE_CM_MRA_REQ_RCVD:
+	case DROCE_CM_REP_SENT:
+	case DROCE_CM_MRA_REP_RCVD:
+		/* Tell the peer the attempt is over. */
+		return id_rej(id, DROCE_REJ_TIMEOUT, NULL, 0) == 0;
+	case DROCE_CM_REQ_RCVD:
+	case DROCE_CM_MRA_REQ_SENT:
+	case DROCE_CM_REP_RCVD:
+		return id_rej(id, DROCE_REJ_CONSUMER_DEFINED, NULL, 0) == 0;
+	case DROCE_CM_ESTABLISHED:
+		return droce_cm_send_dreq(id, NULL, 0) == 0;
+	case DROCE_CM_DREQ_RCVD:
+		return droce_cm_send_drep(id, NULL, 0) == 0;
+	case DROCE_CM_SIDR_REQ_RCVD: {
+		/* cm.c: a request nobody will answer is rejected. */
+		struct droce_cm_sidr_rep rep = { .status = DROCE_SIDR_REJECT };
+
+		return droce_cm_send_sidr_rep(id, &rep) == 0;
+	}
+	default:
+		return false;
+	}
+}
+
 void
 droce_cm_id_destroy(struct droce_cm_id *id)
 {
@@ -491,38 +526,36 @@ droce_cm_id_destroy(struct droce_cm_id *id)
 		return;
 	cm = id->cm;
 	pthread_mutex_lock(&cm->lock);
-	switch (id->state) {
-	case DROCE_CM_REQ_SENT:
-	case DROCE_CM_MRA_REQ_RCVD:
-	case DROCE_CM_REP_SENT:
-	case DROCE_CM_MRA_REP_RCVD:
-		/* ib_destroy_cm_id(): tell the peer the attempt is over. */
-		id_rej(id, DROCE_REJ_TIMEOUT, NULL, 0);
-		break;
-	case DROCE_CM_REQ_RCVD:
-	case DROCE_CM_MRA_REQ_SENT:
-	case DROCE_CM_REP_RCVD:
-		id_rej(id, DROCE_REJ_CONSUMER_DEFINED, NULL, 0);
-		break;
-	case DROCE_CM_ESTABLISHED:
-		droce_cm_send_dreq(id, NULL, 0);
-		break;
-	case DROCE_CM_DREQ_RCVD:
-		droce_cm_send_drep(id, NULL, 0);
-		break;
-	case DROCE_CM_SIDR_REQ_RCVD: {
-		/* cm.c: a request nobody will answer is rejected. */
-		struct droce_cm_sidr_rep rep = { .status = DROCE_SIDR_REJECT };
-
-		droce_cm_send_sidr_rep(id, &rep);
-		break;
-	}
-	default:
-		break;
-	}
+	id_farewell(id);
 	TAILQ_REMOVE(&cm->ids, id, link);
 	pthread_mutex_unlock(&cm->lock);
 	free(id);
+}
+
+unsigned
+droce_cm_farewell(struct droce_cm *cm)
+{
+	struct droce_cm_id *id;
+	unsigned sent = 0;
+
+	pthread_mutex_lock(&cm->lock);
+	TAILQ_FOREACH(id, &cm->ids, link)
+		sent += id_farewell(id);
+	pthread_mutex_unlock(&cm->lock);
+	return sent;
+}
+
+unsigned
+droce_cm_disconnecting(struct droce_cm *cm)
+{
+	struct droce_cm_id *id;
+	unsigned n = 0;
+
+	pthread_mutex_lock(&cm->lock);
+	TAILQ_FOREACH(id, &cm->ids, link)
+		n += id->state == DROCE_CM_DREQ_SENT;
+	pthread_mutex_unlock(&cm->lock);
+	return n;
 }
 
 /* Answer a message no ID takes: REJ for a REQ, DREP for a DREQ. */

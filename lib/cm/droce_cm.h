@@ -120,6 +120,19 @@ struct droce_cm_id *droce_cm_id_create(struct droce_cm *cm, void *context);
  */
 void droce_cm_id_destroy(struct droce_cm_id *id);
 
+/**
+ * Every ID of @p cm tells its peer what droce_cm_id_destroy() would (REJ,
+ * DREQ, DREP, SIDR REP) and stays, in its new state: for a process about
+ * to exit, as the kernel's rdma_cm destroys a process's IDs when its file
+ * closes, while the process's threads may still hold them. A DREQ sent
+ * so is retried by droce_cm_timer() until its DREP comes.
+ * @return how many messages went out.
+ */
+unsigned droce_cm_farewell(struct droce_cm *cm);
+
+/** How many IDs of @p cm wait for the DREP to their DREQ. */
+unsigned droce_cm_disconnecting(struct droce_cm *cm);
+
 void *droce_cm_id_context(const struct droce_cm_id *id);
 void droce_cm_id_set_context(struct droce_cm_id *id, void *context);
 enum droce_cm_state droce_cm_id_state(const struct droce_cm_id *id);

@@ -176,17 +176,18 @@ listen1(void)
 	return l;
 }
 
-/* A full connection; *@p pa and *@p pb are the two ends. */
+/* A full connection to listener @p l; *@p pa and *@p pb are the two ends. */
 static void
-connect(struct droce_cm_id **pa, struct droce_cm_id **pb)
+connect_via(struct droce_cm_id *l, struct droce_cm_id **pa, struct droce_cm_id **pb)
 {
-	struct droce_cm_id *l = listen1(), *a = send_req(), *b;
+	unsigned nev = sides[1].nev;
+	struct droce_cm_id *a = send_req(), *b;
 	struct droce_cm_rep rep = { .local_qpn = 0x12, .starting_psn = 0x123456,
 				    .responder_resources = 1, .initiator_depth = 1,
 				    .rnr_retry_count = 7 };
 
 	pump();
-	ck_assert_uint_eq(sides[1].nev, 1);
+	ck_assert_uint_eq(sides[1].nev, nev + 1);
 	ck_assert_int_eq(last(1)->type, DROCE_CM_EV_REQ_RECEIVED);
 	ck_assert_ptr_eq(last(1)->listener, l);
 	ck_assert_uint_eq(last(1)->msg.req.local_qpn, 0x11);
@@ -206,6 +207,13 @@ connect(struct droce_cm_id **pa, struct droce_cm_id **pb)
 	ck_assert_int_eq(droce_cm_id_state(b), DROCE_CM_ESTABLISHED);
 	*pa = a;
 	*pb = b;
+}
+
+/* A full connection to a new listener. */
+static void
+connect(struct droce_cm_id **pa, struct droce_cm_id **pb)
+{
+	connect_via(listen1(), pa, pb);
 }
 
 START_TEST(connect_and_disconnect)
@@ -350,6 +358,58 @@ START_TEST(destroyed_end)
 }
 END_TEST
 
+/*
+ * A process's exit: every ID says what its destroy would, and stays. An
+ * established end sends a DREQ (retried until the DREP), an end that got
+ * a DREQ answers it, a request not yet accepted is rejected; listeners
+ * and ended connections send nothing, and a second farewell nothing more.
+ */
+START_TEST(farewell_keeps_the_ids)
+{
+	struct droce_cm_id *l = listen1(), *a, *b, *c, *d, *e;
+	unsigned nev;
+
+	connect_via(l, &a, &b);
+	connect_via(l, &c, &d);
+	ck_assert_int_eq(droce_cm_send_dreq(c, NULL, 0), 0);
+	pump();
+	ck_assert_int_eq(droce_cm_id_state(d), DROCE_CM_DREQ_RCVD);
+	e = send_req();
+	pump();
+	ck_assert_int_eq(last(1)->type, DROCE_CM_EV_REQ_RECEIVED);
+	/* Side 1: b established, d with a DREQ to answer, the new request. */
+	nev = sides[0].nev;
+	ck_assert_uint_eq(droce_cm_farewell(sides[1].cm), 3);
+	ck_assert_uint_eq(sides[1].sent[DROCE_CM_DREQ], 1);
+	ck_assert_uint_eq(sides[1].sent[DROCE_CM_DREP], 1);
+	ck_assert_uint_eq(sides[1].sent[DROCE_CM_REJ], 1);
+	ck_assert_int_eq(droce_cm_id_state(b), DROCE_CM_DREQ_SENT);
+	ck_assert_int_eq(droce_cm_id_state(d), DROCE_CM_TIMEWAIT);
+	ck_assert_int_eq(droce_cm_id_state(last(1)->id), DROCE_CM_IDLE);
+	ck_assert_uint_eq(droce_cm_disconnecting(sides[1].cm), 1);
+	ck_assert_uint_eq(droce_cm_farewell(sides[1].cm), 0);
+	pump();
+	ck_assert_uint_eq(sides[0].nev, nev + 3);
+	ck_assert_int_eq(sides[0].ev[nev].type, DROCE_CM_EV_DREQ_RECEIVED);
+	ck_assert_ptr_eq(sides[0].ev[nev].id, a);
+	ck_assert_int_eq(sides[0].ev[nev + 1].type, DROCE_CM_EV_DREP_RECEIVED);
+	ck_assert_ptr_eq(sides[0].ev[nev + 1].id, c);
+	ck_assert_int_eq(droce_cm_id_state(c), DROCE_CM_TIMEWAIT);
+	ck_assert_int_eq(last(0)->type, DROCE_CM_EV_REJ_RECEIVED);
+	ck_assert_uint_eq(last(0)->msg.rej.reason, DROCE_REJ_CONSUMER_DEFINED);
+	ck_assert_int_eq(droce_cm_id_state(e), DROCE_CM_IDLE);
+	/* The DREQ is retried while side 0 does not answer; its DREP ends it. */
+	run_until(clock_us + 4608000);
+	ck_assert_uint_eq(sides[1].sent[DROCE_CM_DREQ], 2);
+	ck_assert_int_eq(droce_cm_send_drep(a, NULL, 0), 0);
+	pump();
+	ck_assert_int_eq(droce_cm_id_state(b), DROCE_CM_TIMEWAIT);
+	ck_assert_uint_eq(droce_cm_disconnecting(sides[1].cm), 0);
+	droce_cm_id_destroy(b);
+	droce_cm_id_destroy(d);
+}
+END_TEST
+
 /* MRA: the active side waits service_timeout longer before retrying. */
 START_TEST(mra_extends_the_wait)
 {
@@ -485,6 +545,7 @@ main(void)
 	tcase_add_test(tc, silent_peer_times_out);
 	tcase_add_test(tc, dreq_to_a_dead_peer);
 	tcase_add_test(tc, destroyed_end);
+	tcase_add_test(tc, farewell_keeps_the_ids);
 	tcase_add_test(tc, mra_extends_the_wait);
 	tcase_add_test(tc, sidr_resolves_a_service);
 	tcase_add_test(tc, sidr_no_listener);

@@ -13,7 +13,8 @@
  *   raw        256 bytes of the input as they come
  *   time       the clock moved on (up to minutes) and the CM's timer run
  *   connect    a REQ or SIDR REQ of the CM's own, to one of two peers
- *   act        a disconnect or a destroy of one of the CM's IDs
+ *   act        a disconnect or a destroy of one of the CM's IDs, or the
+ *              farewell of them all (a process's exit)
  *
  * Besides the sanitizers' checks (ASan, UBSan, leaks), every MAD the CM
  * sends must decode as a CM message: it never answers hostile input with
@@ -312,16 +313,25 @@ step_connect(struct droce_cm *cm)
 }
 
 static void
-step_act(void)
+step_act(struct droce_cm *cm)
 {
 	int i = LISTENERS + take() % (MAX_IDS - LISTENERS);
 
-	if (ids[i] == NULL)
-		return;
-	if (take() & 1)
-		droce_cm_send_dreq(ids[i], NULL, 0);
-	else
-		doomed[i] = true;
+	switch (take() % 3) {
+	case 0:
+		if (ids[i] != NULL)
+			droce_cm_send_dreq(ids[i], NULL, 0);
+		break;
+	case 1:
+		if (ids[i] != NULL)
+			doomed[i] = true;
+		break;
+	default:
+		/* The process's exit: every ID says goodbye, and stays. */
+		droce_cm_farewell(cm);
+		droce_cm_disconnecting(cm);
+		break;
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -365,7 +375,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			step_connect(cm);
 			break;
 		default:
-			step_act();
+			step_act(cm);
 			break;
 		}
 		ids_reap();
