@@ -334,6 +334,34 @@ gsi_ah(struct droce_gsi *g, const uint8_t dgid[16])
 	return slot->ah;
 }
 
+/* Count the sends that completed. Under send_lock. */
+static void
+gsi_reap(struct droce_gsi *g)
+{
+	struct ibv_wc wc[16];
+	int n;
+
+	while ((n = ibv_poll_cq(g->scq, 16, wc)) > 0)
+		g->sends_done += (uint32_t)n;
+}
+
+int
+droce_gsi_drain(struct droce_gsi *g, uint64_t deadline_us)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&g->send_lock);
+	for (gsi_reap(g); g->sends_done != g->sends_posted; gsi_reap(g)) {
+		if (droce_gsi_now_us() >= deadline_us) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		sched_yield();
+	}
+	pthread_mutex_unlock(&g->send_lock);
+	return rc;
+}
+
 int
 droce_gsi_send(struct droce_gsi *g, const uint8_t dgid[16], const uint8_t mad[DROCE_MAD_SIZE])
 {
@@ -343,14 +371,12 @@ droce_gsi_send(struct droce_gsi *g, const uint8_t dgid[16], const uint8_t mad[DR
 		.wr.ud = { .remote_qpn = DROCE_GSI_QPN, .remote_qkey = DROCE_GSI_QKEY },
 	}, *bad;
 	struct ibv_sge sge = { .length = DROCE_MAD_SIZE, .lkey = g->mr->lkey };
-	struct ibv_wc wc[16];
 	uint8_t *slot;
-	int rc, n;
+	int rc;
 
 	pthread_mutex_lock(&g->send_lock);
 	for (uint64_t t0 = droce_gsi_now_us();;) {
-		while ((n = ibv_poll_cq(g->scq, 16, wc)) > 0)
-			g->sends_done += (uint32_t)n;
+		gsi_reap(g);
 		if (g->sends_posted - g->sends_done < GSI_SENDS)
 			break;
 		/* A burst (many connections at once): the engine frees slots
