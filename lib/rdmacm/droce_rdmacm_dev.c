@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "droce_rdmacm_priv.h"
 
@@ -14,6 +15,14 @@ static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cma_dev devs[CMA_MAX_DEVS];
 static struct ibv_device **dev_list;
 static int ndevs = -1;
+/** The process that registered cma_farewell_at_exit(). */
+static pid_t farewell_pid;
+
+/** How long an exit waits for its farewells: some round trips on any LAN. */
+#define CMA_EXIT_WAIT_US 200000
+/** How long it waits at least once a message went out: a memif peer stops
+ *  reading the ring when this process is gone, and must have read it first. */
+#define CMA_EXIT_LINGER_US 10000
 
 static int
 cma_send(void *arg, const uint8_t gid[16], const uint8_t mad[DROCE_MAD_SIZE])
@@ -72,6 +81,49 @@ dev_open(struct cma_dev *d, struct ibv_device *ibdev)
 	return d->gsi != NULL ? 0 : -1;
 }
 
+/*
+ * At exit, the IDs the process did not destroy say goodbye, as the
+ * kernel's rdma_cm destroys them when the process's file closes: REJ for
+ * a connection being set up, DREQ for one established, DREP for a DREQ
+ * the process did not answer. Without it a peer waits out its own
+ * retries, a minute and more (qperf's server exits so after each test).
+ * The IDs are not freed: the process's threads may still hold them. The
+ * wait is bounded, and ends once the DREQs are answered; it runs before
+ * libibverbs' own exit handler stops the engines (registered after it).
+ */
+static void
+cma_farewell_at_exit(void)
+{
+	uint64_t t0, now;
+	unsigned sent = 0, waiting;
+	unsigned i;
+
+	/* A forked child inherits the handler, not the devices' threads. */
+	if (getpid() != farewell_pid)
+		return;
+	pthread_mutex_lock(&devs_lock);
+	for (i = 0; i < CMA_MAX_DEVS; i++)
+		if (devs[i].gsi != NULL)
+			sent += droce_cm_farewell(devs[i].cm);
+	pthread_mutex_unlock(&devs_lock);
+	if (sent == 0)
+		return;
+	t0 = droce_gsi_now_us();
+	for (i = 0; i < CMA_MAX_DEVS; i++)
+		if (devs[i].gsi != NULL)
+			droce_gsi_drain(devs[i].gsi, t0 + CMA_EXIT_WAIT_US);
+	for (;;) {
+		waiting = 0;
+		for (i = 0; i < CMA_MAX_DEVS; i++)
+			if (devs[i].gsi != NULL)
+				waiting += droce_cm_disconnecting(devs[i].cm);
+		now = droce_gsi_now_us();
+		if (now >= t0 + CMA_EXIT_WAIT_US || (waiting == 0 && now >= t0 + CMA_EXIT_LINGER_US))
+			break;
+		usleep(1000);
+	}
+}
+
 struct cma_dev *
 cma_dev_get(unsigned i)
 {
@@ -97,6 +149,10 @@ cma_dev_get(unsigned i)
 			memset(d, 0, sizeof(*d));
 			errno = err;
 			d = NULL;
+		} else if (farewell_pid == 0) {
+			/* After ibv_open_device(): exit handlers run in reverse. */
+			farewell_pid = getpid();
+			atexit(cma_farewell_at_exit);
 		}
 	}
 	pthread_mutex_unlock(&devs_lock);

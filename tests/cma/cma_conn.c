@@ -13,6 +13,19 @@
  *                                 (must fail: retry exceeded), disconnect
  *                                 and wait for DISCONNECTED (the DREQ's
  *                                 retries running out)
+ *   cma_conn leave ADDR PORT      connect, print "connected" and return
+ *                                 from main, connected: no disconnect, no
+ *                                 destroy (the library's farewell at exit)
+ *   cma_conn leaver ADDR PORT WHEN
+ *                                 listen, take one request and return from
+ *                                 main at WHEN: "request" (not accepted),
+ *                                 "established", or "dreq" (the client's
+ *                                 DREQ received, not answered)
+ *   cma_conn left ADDR PORT WHEN  the leaver's client: for "request" be
+ *                                 rejected (consumer defined, 28), for
+ *                                 "established" be disconnected, for
+ *                                 "dreq" disconnect and see DISCONNECTED,
+ *                                 each within FAREWELL_MS
  *
  * Exit 0 when everything happened as said, 1 otherwise; a client is
  * killed by SIGALRM after 40 s.
@@ -22,6 +35,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +47,11 @@
 
 /* Longer than any single step takes, shorter than the test's bound. */
 #define EVENT_WAIT_MS 30000
+/* What a peer's farewell at exit may take to arrive: far less than the
+ * CM's first retry (4 s at the default timeout), let alone its last. */
+#define FAREWELL_MS 2000
+/* A REJ's reason when the peer's consumer rejects (IB_CM_REJ_CONSUMER_DEFINED). */
+#define REJ_CONSUMER_DEFINED 28
 
 static struct rdma_event_channel *ch;
 
@@ -43,15 +62,15 @@ fail(const char *what)
 	return 1;
 }
 
-/* The next event, which must be @p want, within EVENT_WAIT_MS. */
+/* The next event, which must be @p want, within @p ms. */
 static struct rdma_cm_event *
-expect(enum rdma_cm_event_type want)
+expect_within(enum rdma_cm_event_type want, int ms)
 {
 	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
 	struct rdma_cm_event *ev;
 
-	if (poll(&pfd, 1, EVENT_WAIT_MS) != 1) {
-		fprintf(stderr, "cma_conn: no event in %d ms, waiting for %s\n", EVENT_WAIT_MS,
+	if (poll(&pfd, 1, ms) != 1) {
+		fprintf(stderr, "cma_conn: no event in %d ms, waiting for %s\n", ms,
 			rdma_event_str(want));
 		return NULL;
 	}
@@ -66,6 +85,20 @@ expect(enum rdma_cm_event_type want)
 		return NULL;
 	}
 	return ev;
+}
+
+static struct rdma_cm_event *
+expect(enum rdma_cm_event_type want)
+{
+	return expect_within(want, EVENT_WAIT_MS);
+}
+
+static int
+expect_ack_within(enum rdma_cm_event_type want, int ms)
+{
+	struct rdma_cm_event *ev = expect_within(want, ms);
+
+	return ev != NULL ? rdma_ack_cm_event(ev) : 1;
 }
 
 static int
@@ -120,14 +153,13 @@ rss_anon_kb(void)
 	return kb;
 }
 
+/* Listen on IP:PORT and say so. @return 0 or 1. */
 static int
-serve(const char *ip, const char *port)
+listen_on(const char *ip, const char *port)
 {
 	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
 	struct rdma_addrinfo *res;
 	struct rdma_cm_id *listen_id;
-	struct rdma_cm_event *ev;
-	unsigned closed = 0;
 
 	if (rdma_getaddrinfo(ip, port, &hints, &res) != 0)
 		return fail("rdma_getaddrinfo");
@@ -137,16 +169,37 @@ serve(const char *ip, const char *port)
 	rdma_freeaddrinfo(res);
 	printf("listening\n");
 	fflush(stdout);
+	return 0;
+}
+
+/* A QP for the request's new ID, and the connection accepted. */
+static int
+accept_request(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr a = qp_attr();
+	struct rdma_conn_param param = { .retry_count = 7, .rnr_retry_count = 7 };
+
+	if (rdma_create_qp(id, NULL, &a) != 0 || rdma_accept(id, &param) != 0)
+		return fail("accept");
+	return 0;
+}
+
+static int
+serve(const char *ip, const char *port)
+{
+	struct rdma_cm_event *ev;
+	unsigned closed = 0;
+
+	if (listen_on(ip, port) != 0)
+		return 1;
 	while (rdma_get_cm_event(ch, &ev) == 0) {
 		struct rdma_cm_id *id = ev->id;
-		struct ibv_qp_init_attr a = qp_attr();
-		struct rdma_conn_param param = { .retry_count = 7, .rnr_retry_count = 7 };
 
 		switch (ev->event) {
 		case RDMA_CM_EVENT_CONNECT_REQUEST:
 			rdma_ack_cm_event(ev);
-			if (rdma_create_qp(id, NULL, &a) != 0 || rdma_accept(id, &param) != 0)
-				return fail("accept");
+			if (accept_request(id) != 0)
+				return 1;
 			break;
 		case RDMA_CM_EVENT_ESTABLISHED:
 			rdma_ack_cm_event(ev);
@@ -171,9 +224,9 @@ serve(const char *ip, const char *port)
 	return fail("rdma_get_cm_event");
 }
 
-/* A connected ID to ADDR:PORT, or NULL. */
+/* An ID to ADDR:PORT whose REQ is sent, or NULL. */
 static struct rdma_cm_id *
-connect_to(const struct rdma_addrinfo *res, uint8_t ack_timeout, uint8_t retry_count)
+connect_start(const struct rdma_addrinfo *res, uint8_t ack_timeout, uint8_t retry_count)
 {
 	struct rdma_conn_param param = { .retry_count = retry_count, .rnr_retry_count = 7 };
 	struct ibv_qp_init_attr a = qp_attr();
@@ -188,8 +241,22 @@ connect_to(const struct rdma_addrinfo *res, uint8_t ack_timeout, uint8_t retry_c
 	    expect_ack(RDMA_CM_EVENT_ROUTE_RESOLVED) != 0 ||
 	    (ack_timeout != 0 && rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
 						 &ack_timeout, sizeof(ack_timeout)) != 0) ||
-	    rdma_create_qp(id, NULL, &a) != 0 || rdma_connect(id, &param) != 0 ||
-	    expect_ack(RDMA_CM_EVENT_ESTABLISHED) != 0) {
+	    rdma_create_qp(id, NULL, &a) != 0 || rdma_connect(id, &param) != 0) {
+		fail("connect");
+		rdma_destroy_qp(id);
+		rdma_destroy_id(id);
+		return NULL;
+	}
+	return id;
+}
+
+/* A connected ID to ADDR:PORT, or NULL. */
+static struct rdma_cm_id *
+connect_to(const struct rdma_addrinfo *res, uint8_t ack_timeout, uint8_t retry_count)
+{
+	struct rdma_cm_id *id = connect_start(res, ack_timeout, retry_count);
+
+	if (id != NULL && expect_ack(RDMA_CM_EVENT_ESTABLISHED) != 0) {
 		fail("connect");
 		rdma_destroy_qp(id);
 		rdma_destroy_id(id);
@@ -282,6 +349,80 @@ killed(const struct rdma_addrinfo *res)
 	return rc != 0 || wc.status != IBV_WC_RETRY_EXC_ERR;
 }
 
+/* The server of the exit tests: one request, then out of main at @p when. */
+static int
+leaver(const char *ip, const char *port, const char *when)
+{
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	if (listen_on(ip, port) != 0 || (ev = expect(RDMA_CM_EVENT_CONNECT_REQUEST)) == NULL)
+		return 1;
+	id = ev->id;
+	rdma_ack_cm_event(ev);
+	if (strcmp(when, "request") != 0) {
+		if (accept_request(id) != 0 || expect_ack(RDMA_CM_EVENT_ESTABLISHED) != 0)
+			return 1;
+		if (strcmp(when, "dreq") == 0 && expect_ack(RDMA_CM_EVENT_DISCONNECTED) != 0)
+			return 1;
+	}
+	printf("leaving at %s\n", when);
+	return 0;
+}
+
+/* The leaver's client: what its exit at @p when tells this side. */
+static int
+left(const struct rdma_addrinfo *res, const char *when)
+{
+	struct rdma_cm_id *id;
+	uint64_t t0;
+	int rc;
+
+	if (strcmp(when, "request") == 0) {
+		struct rdma_cm_event *ev;
+
+		id = connect_start(res, 0, 7);
+		if (id == NULL)
+			return 1;
+		t0 = now_ms();
+		ev = expect_within(RDMA_CM_EVENT_REJECTED, FAREWELL_MS);
+		if (ev == NULL)
+			return 1;
+		printf("rejected (status %d) after %llu ms\n", ev->status,
+		       (unsigned long long)(now_ms() - t0));
+		rc = ev->status != REJ_CONSUMER_DEFINED;
+		rdma_ack_cm_event(ev);
+	} else {
+		id = connect_to(res, 0, 7);
+		if (id == NULL)
+			return 1;
+		t0 = now_ms();
+		if (strcmp(when, "dreq") == 0 && rdma_disconnect(id) != 0)
+			return fail("rdma_disconnect");
+		rc = expect_ack_within(RDMA_CM_EVENT_DISCONNECTED, FAREWELL_MS);
+		printf("%s after %llu ms\n", rc == 0 ? "disconnected" : "not disconnected",
+		       (unsigned long long)(now_ms() - t0));
+	}
+	rdma_destroy_qp(id);
+	if (rdma_destroy_id(id) != 0)
+		rc = fail("rdma_destroy_id");
+	return rc;
+}
+
+static bool
+args_ok(int argc, char **argv)
+{
+	if (argc < 4)
+		return false;
+	if (strcmp(argv[1], "loop") == 0)
+		return argc >= 5;
+	if (strcmp(argv[1], "leaver") == 0 || strcmp(argv[1], "left") == 0)
+		return argc >= 5 && (strcmp(argv[4], "request") == 0 ||
+				     strcmp(argv[4], "established") == 0 ||
+				     strcmp(argv[4], "dreq") == 0);
+	return true;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -290,8 +431,9 @@ main(int argc, char **argv)
 	sigset_t usr1;
 	int rc;
 
-	if (argc < 4 || (strcmp(argv[1], "loop") == 0 && argc < 5)) {
-		fprintf(stderr, "usage: cma_conn server|loop|killed ADDR PORT [N]\n");
+	if (!args_ok(argc, argv)) {
+		fprintf(stderr, "usage: cma_conn server|loop|killed|leave|leaver|left ADDR PORT "
+				"[N|request|established|dreq]\n");
 		return 2;
 	}
 	ch = rdma_create_event_channel();
@@ -299,6 +441,8 @@ main(int argc, char **argv)
 		return fail("rdma_create_event_channel");
 	if (strcmp(argv[1], "server") == 0)
 		return serve(argv[2], argv[3]);
+	if (strcmp(argv[1], "leaver") == 0)
+		return leaver(argv[2], argv[3], argv[4]);
 	/* A client that hangs dies of SIGALRM: no test waits for it forever.
 	 * SIGUSR1 is blocked in every thread (the library's too), for sigwait(). */
 	alarm(40);
@@ -307,7 +451,17 @@ main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
 	if (rdma_getaddrinfo(argv[2], argv[3], &hints, &res) != 0)
 		return fail("rdma_getaddrinfo");
-	if (strcmp(argv[1], "loop") == 0)
+	if (strcmp(argv[1], "leave") == 0) {
+		/* Out of main connected: the event channel, the ID and its QP
+		 * stay, as in a program that exits without cleaning up. */
+		if (connect_to(res, 0, 7) == NULL)
+			return 1;
+		printf("connected\n");
+		return 0;
+	}
+	if (strcmp(argv[1], "left") == 0)
+		rc = left(res, argv[4]);
+	else if (strcmp(argv[1], "loop") == 0)
 		rc = loop(res, (unsigned)strtoul(argv[4], NULL, 0));
 	else
 		rc = killed(res);

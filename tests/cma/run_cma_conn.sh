@@ -14,10 +14,21 @@
 #           before (telemetry /droce/qps, /eal/heap_info), with the fds
 #           and about the memory it had after 10; then a second client
 #           process (another MAC) connects once
+#   exit    processes that return from main with rdma_cm IDs they did not
+#           destroy, whose peers must hear of it at once (the library's
+#           farewell at exit, as the kernel's at the rdma_cm file's
+#           close): a client that leaves connected (the server's
+#           DISCONNECTED within 2 s); then, each with a new server, one
+#           that leaves at the request (the client REJECTED, reason 28),
+#           once established (the client DISCONNECTED), and at the
+#           client's DREQ, unanswered (the client's rdma_disconnect()
+#           DISCONNECTED: a DREP), each within 2 s, where without it the
+#           CM's retries take 4 s to a minute or nothing comes at all
 set -euo pipefail
 
-build=${1:?usage: run_cma_conn.sh BUILD_DIR killed|loop}
-mode=${2:?usage: run_cma_conn.sh BUILD_DIR killed|loop}
+usage="usage: run_cma_conn.sh BUILD_DIR killed|loop|exit"
+build=${1:?$usage}
+mode=${2:?$usage}
 prog=$build/tests/cma/cma_conn
 # The CM's REQ, REP and DREQ are sent once and retried this many times.
 cm_retries=15
@@ -157,6 +168,36 @@ loop)
 		check "the server's RssAnon grows less than $anon_slack kB from 10 to $loops" \
 			'(( ${anon100:-0} - ${anon10:-0} < anon_slack && ${anon10:-0} > 0 ))'
 	fi
+	;;
+exit)
+	status=0
+	env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/client.conf" timeout 60 \
+		"$prog" leave 10.0.0.1 "$tcp_port" > "$tmp/client.out" 2>&1 || status=$?
+	start=$SECONDS
+	wait_for "$tmp/server.out" '^closed 1 ' 2 || true
+	grep -v '^EAL' "$tmp/client.out" || true
+	check "a client that leaves connected exits 0 (status $status)" '(( status == 0 ))'
+	check "the server sees it disconnect within 2 s ($((SECONDS - start)) s)" \
+		'grep -q "^closed 1 " "$tmp/server.out"'
+	kill "$spid"
+	wait "$spid" 2> /dev/null || true
+	for when in request established dreq; do
+		(exec env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/server.conf" timeout 60 \
+			"$prog" leaver 10.0.0.1 "$tcp_port" "$when" > "$tmp/leaver-$when.out" 2>&1) &
+		spid=$!
+		pids=("$spid")
+		wait_for "$tmp/leaver-$when.out" '^listening' 20
+		status=0
+		env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/client.conf" timeout 60 \
+			"$prog" left 10.0.0.1 "$tcp_port" "$when" > "$tmp/left-$when.out" 2>&1 ||
+			status=$?
+		sstatus=0
+		wait "$spid" || sstatus=$?
+		pids=()
+		grep -Ev '^EAL' "$tmp/left-$when.out" || true
+		check "a server that leaves at $when exits 0 (status $sstatus)" '(( sstatus == 0 ))'
+		check "its client hears of it within 2 s (status $status)" '(( status == 0 ))'
+	done
 	;;
 *)
 	echo "run_cma_conn: unknown mode $mode" >&2
