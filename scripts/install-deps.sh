@@ -9,14 +9,14 @@ set -euo pipefail
 # libibverbs.so.1 is tested against; librdmacm-dev and rdmacm-utils
 # (rping, ucmatose, rdma_server/rdma_client) for the drop-in
 # librdmacm.so.1; ucx-utils (ucx_perftest) runs UCX's verbs transports on
-# it. gnuplot-nox draws the benchmark plots. clang
+# it, and qperf its rdma_cm tests. gnuplot-nox draws the benchmark plots. clang
 # builds the libFuzzer targets (tests/fuzz). librte-net-mlx5-23 (which
 # libdpdk-dev pulls in too) is the mlx5 PMD tests/drivers loads beside
 # libdroce.
 pkgs=(build-essential meson ninja-build pkg-config dpdk-dev libdpdk-dev libibverbs-dev
       libnuma-dev check zlib1g-dev libpcap-dev tshark python3
       ibverbs-utils perftest ibverbs-providers librdmacm1 librdmacm-dev rdmacm-utils ucx-utils
-      gnuplot-nox clang librte-net-mlx5-23)
+      qperf gnuplot-nox clang librte-net-mlx5-23)
 
 missing=()
 for p in "${pkgs[@]}"; do
