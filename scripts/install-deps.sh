@@ -9,8 +9,8 @@ set -euo pipefail
 # libibverbs.so.1 is tested against; librdmacm-dev and rdmacm-utils
 # (rping, ucmatose, rdma_server/rdma_client) for the drop-in
 # librdmacm.so.1; ucx-utils (ucx_perftest) runs UCX's verbs transports on
-# it, and qperf its rdma_cm tests. gnuplot-nox draws the benchmark plots. clang
-# builds the libFuzzer targets (tests/fuzz). librte-net-mlx5-23 (which
+# it, and qperf its rdma_cm tests. gnuplot-nox draws the benchmark
+# plots. clang builds the libFuzzer targets (tests/fuzz). librte-net-mlx5-23 (which
 # libdpdk-dev pulls in too) is the mlx5 PMD tests/drivers loads beside
 # libdroce.
 pkgs=(build-essential meson ninja-build pkg-config dpdk-dev libdpdk-dev libibverbs-dev
