@@ -70,9 +70,9 @@ droce_gsi_now_us(void)
 }
 
 int
-droce_gsi_reachable(const struct droce_gsi *g, int sgid_index, const uint8_t dgid[16])
+droce_gsi_resolve(const struct droce_gsi *g, int sgid_index, const uint8_t dgid[16])
 {
-	return droce_port_reachable(droce_dev_of_ctx(g->ctx)->port, sgid_index, dgid);
+	return droce_port_resolve(droce_dev_of_ctx(g->ctx)->port, sgid_index, dgid);
 }
 
 uint32_t

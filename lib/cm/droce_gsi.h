@@ -64,9 +64,12 @@ void droce_gsi_kick(struct droce_gsi *g);
 
 /**
  * Whether the device's port could reach @p dgid from its GID
- * @p sgid_index (droce_port_reachable()). @return 0 or a negative errno.
+ * @p sgid_index, with the neighbour it would send to resolved
+ * (droce_port_resolve()): -EAGAIN while an ARP request or neighbour
+ * solicitation waits for its answer (call again), -EHOSTUNREACH with no
+ * route. @return 0 or a negative errno.
  */
-int droce_gsi_reachable(const struct droce_gsi *g, int sgid_index, const uint8_t dgid[16]);
+int droce_gsi_resolve(const struct droce_gsi *g, int sgid_index, const uint8_t dgid[16]);
 
 /** QP1's QPN, for tests: 1. */
 uint32_t droce_gsi_qpn(const struct droce_gsi *g);

@@ -292,6 +292,29 @@ droce_neigh_resolve(struct droce_port *p, struct droce_port_queue *pq, const uin
 	return -EAGAIN;
 }
 
+int
+droce_neigh_probe(struct droce_port *p, const uint8_t ip[16])
+{
+	uint64_t now = rte_get_tsc_cycles(), last;
+	struct droce_neigh cur, *e;
+	int32_t pos = rte_hash_lookup(p->neigh_hash, ip);
+
+	if (pos >= 0 && neigh_read(p, pos, ip, &cur) && cur.state == DROCE_NEIGH_VALID)
+		return 0;
+	rte_spinlock_lock(&p->neigh_lock);
+	e = neigh_get(p, ip, now);
+	if (e != NULL)
+		__atomic_store_n(&e->updated, now, __ATOMIC_RELAXED);
+	rte_spinlock_unlock(&p->neigh_lock);
+	/* Only an engine sends: queue 0's scans now and solicits what is
+	 * pending (or makes room when the table is full). A solicitation of
+	 * the last NEIGH_SOLICIT_MS waits its turn, as the data path's do. */
+	last = e != NULL ? __atomic_load_n(&e->solicited, __ATOMIC_RELAXED) : 0;
+	if (last == 0 || now - last >= p->tsc_hz * NEIGH_SOLICIT_MS / 1000)
+		__atomic_store_n(&p->neigh_gc_next, 0, __ATOMIC_RELAXED);
+	return -EAGAIN;
+}
+
 /* The scan itself, on its own: its key buffer takes 4 KiB of stack,
  * which the check below, made in every engine iteration, need not set up. */
 static __rte_noinline void

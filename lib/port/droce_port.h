@@ -653,6 +653,18 @@ int droce_port_route(struct droce_port *p, uint16_t q, int sgid_index, const uin
 int droce_port_reachable(const struct droce_port *p, int sgid_index, const uint8_t dgid[16]);
 
 /**
+ * droce_port_reachable(), and the neighbour that droce_port_route() would
+ * send to (@p dgid on the link, or the route's next hop) resolved: what
+ * rdma_resolve_addr() waits for, as the kernel's address resolution does.
+ * When its MAC is not known yet, queue 0's engine is asked to send an ARP
+ * request or neighbour solicitation (at most one per 100 ms): call again
+ * until it answers. Any thread.
+ * @return 0; -EAGAIN while the neighbour is not known; -EINVAL for a bad
+ * GID index; -EHOSTUNREACH.
+ */
+int droce_port_resolve(struct droce_port *p, int sgid_index, const uint8_t dgid[16]);
+
+/**
  * Set the traffic class (DSCP and ECN) and, on a port with a VLAN, the
  * priority (PCP) of @p a routed by droce_port_route(), from the AH's
  * service level @p sl and traffic class @p tclass and the port's

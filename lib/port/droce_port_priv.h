@@ -275,6 +275,9 @@ void droce_neigh_learn(struct droce_port *p, const uint8_t ip[16],
 		       uint64_t now);
 int droce_neigh_resolve(struct droce_port *p, struct droce_port_queue *pq, const uint8_t ip[16],
 			struct rte_ether_addr *mac, uint16_t *vlan_tci);
+/* Any thread: 0 when @p ip's MAC is known; else -EAGAIN, the entry
+ * pending and queue 0's engine asked to solicit it (its next scan). */
+int droce_neigh_probe(struct droce_port *p, const uint8_t ip[16]);
 void droce_neigh_gc(struct droce_port *p, struct droce_port_queue *pq, uint64_t now);
 void droce_neigh_dump(const struct droce_port *p, FILE *f);
 

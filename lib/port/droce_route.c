@@ -64,6 +64,20 @@ droce_port_reachable(const struct droce_port *p, int sgid_index, const uint8_t d
 }
 
 int
+droce_port_resolve(struct droce_port *p, int sgid_index, const uint8_t dgid[16])
+{
+	struct rte_ether_addr mac;
+	const uint8_t *hop;
+	int rc = droce_port_reachable(p, sgid_index, dgid);
+
+	if (rc != 0 || droce_port_gid_find(p, dgid) >= 0 || droce_gid_is_mcast(dgid) ||
+	    (!droce_gid_is_v4mapped(dgid) && route_ipv6_link_local(dgid, &mac) == 0))
+		return rc;
+	rc = droce_net_next_hop(p, dgid, &hop);
+	return rc != 0 ? rc : droce_neigh_probe(p, hop);
+}
+
+int
 droce_port_route(struct droce_port *p, uint16_t q, int sgid_index, const uint8_t dgid[16],
 		 struct droce_l3_addr *a)
 {

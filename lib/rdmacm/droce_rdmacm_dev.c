@@ -56,8 +56,9 @@ static uint64_t
 cma_timer(void *arg)
 {
 	struct cma_dev *d = arg;
+	uint64_t cm = droce_cm_timer(d->cm), res = cma_resolve_run(d);
 
-	return droce_cm_timer(d->cm);
+	return cm < res ? cm : res;
 }
 
 static const struct droce_cm_ops cm_ops = { .send = cma_send, .event = cma_cm_event,
@@ -74,6 +75,7 @@ dev_open(struct cma_dev *d, struct ibv_device *ibdev)
 		return -1;
 	d->pd = ibv_alloc_pd(d->verbs);
 	/* The GUID as the REQ carries it: its bytes in network order. */
+	LIST_INIT(&d->resolving);
 	d->cm = droce_cm_create(&cm_ops, d, be64toh(guid));
 	if (d->pd == NULL || d->cm == NULL)
 		return -1;

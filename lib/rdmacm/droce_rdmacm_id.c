@@ -79,6 +79,9 @@ rdma_destroy_id(struct rdma_cm_id *id)
 		droce_cm_lock(c->dev->cm);
 		droce_cm_id_destroy(c->cm_id);
 		c->cm_id = NULL;
+		if (c->resolving)
+			LIST_REMOVE(c, resolving_link);
+		c->resolving = false;
 		droce_cm_unlock(c->dev->cm);
 	}
 	if (id->event != NULL) {
@@ -132,6 +135,18 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	return 0;
 }
 
+/* Address resolution's end for @p c: ADDR_RESOLVED, or ADDR_ERROR with
+ * @p rc (no route: -ENETUNREACH, as the kernel's route lookup says it). */
+static void
+resolve_done(struct cma_id *c, int rc)
+{
+	if (rc == 0)
+		cma_event_queue(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, NULL, 0, NULL);
+	else
+		cma_event_queue(c, RDMA_CM_EVENT_ADDR_ERROR, rc == -EHOSTUNREACH ? -ENETUNREACH : rc,
+				NULL, NULL, 0, NULL);
+}
+
 int
 rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr,
 		  int timeout_ms)
@@ -144,9 +159,10 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 	socklen_t len;
 	int sgid, rc;
 
-	(void)timeout_ms; /* resolution is local */
 	if (dst_addr == NULL || (len = cma_addr_len(dst_addr)) == 0)
 		return cma_fail(dst_addr == NULL ? EINVAL : EAFNOSUPPORT);
+	if (c->resolving)
+		return cma_fail(EINVAL); /* one resolution at a time, as the kernel's */
 	if (src_addr != NULL && rdma_bind_addr(id, src_addr) != 0)
 		return -1;
 	if (c->dev == NULL) {
@@ -169,19 +185,61 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 		cma_addr_set_port(src, cma_ephemeral_port());
 	/* A destination the port has no route to is an error now, as the
 	 * kernel's route lookup makes it (-ENETUNREACH), not a minute of
-	 * unanswered CM requests later. */
+	 * unanswered CM requests later; one whose neighbour does not answer
+	 * ARP (or ND) within timeout_ms is one too (-ETIMEDOUT), as the
+	 * kernel's neighbour resolution makes it. */
 	cma_addr_gid(dst_addr, &gid);
 	sgid = cma_dev_gid_index(c->dev, &id->route.addr.addr.ibaddr.sgid);
-	rc = sgid < 0 ? -EADDRNOTAVAIL : droce_gsi_reachable(c->dev->gsi, sgid, gid.raw);
-	if (rc != 0) {
-		cma_event_queue(c, RDMA_CM_EVENT_ADDR_ERROR, rc == -EHOSTUNREACH ? -ENETUNREACH : rc,
-				NULL, NULL, 0, NULL);
-		return c->sync ? cma_event_wait(c, RDMA_CM_EVENT_ADDR_RESOLVED) : 0;
+	rc = sgid < 0 ? -EADDRNOTAVAIL : droce_gsi_resolve(c->dev->gsi, sgid, gid.raw);
+	if (rc == 0 || rc == -EAGAIN) {
+		memcpy(&id->route.addr.dst_addr, dst_addr, len);
+		id->route.addr.addr.ibaddr.dgid = gid;
 	}
-	memcpy(&id->route.addr.dst_addr, dst_addr, len);
-	id->route.addr.addr.ibaddr.dgid = gid;
-	cma_event_queue(c, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, NULL, 0, NULL);
+	if (rc == -EAGAIN) {
+		/* The GSI's thread asks again (cma_resolve_run()). */
+		droce_cm_lock(c->dev->cm);
+		c->resolving = true;
+		c->resolve_sgid = sgid;
+		c->resolve_until = droce_gsi_now_us() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000;
+		LIST_INSERT_HEAD(&c->dev->resolving, c, resolving_link);
+		droce_cm_unlock(c->dev->cm);
+		droce_gsi_kick(c->dev->gsi);
+	} else {
+		resolve_done(c, rc);
+	}
 	return c->sync ? cma_event_wait(c, RDMA_CM_EVENT_ADDR_RESOLVED) : 0;
+}
+
+/* How often a resolution that waits for its neighbour asks again: the
+ * answer to an ARP request on a LAN takes well under this. */
+#define CMA_RESOLVE_POLL_US 1000
+
+uint64_t
+cma_resolve_run(struct cma_dev *d)
+{
+	uint64_t next = UINT64_MAX;
+	struct cma_id *c, *tmp;
+
+	droce_cm_lock(d->cm);
+	for (c = LIST_FIRST(&d->resolving); c != NULL; c = tmp) {
+		int rc = droce_gsi_resolve(d->gsi, c->resolve_sgid,
+					   c->id.route.addr.addr.ibaddr.dgid.raw);
+		uint64_t now = droce_gsi_now_us();
+
+		tmp = LIST_NEXT(c, resolving_link);
+		if (rc == -EAGAIN && now < c->resolve_until) {
+			uint64_t at = now + CMA_RESOLVE_POLL_US;
+
+			at = at < c->resolve_until ? at : c->resolve_until;
+			next = at < next ? at : next;
+			continue;
+		}
+		LIST_REMOVE(c, resolving_link);
+		c->resolving = false;
+		resolve_done(c, rc == -EAGAIN ? -ETIMEDOUT : rc);
+	}
+	droce_cm_unlock(d->cm);
+	return next;
 }
 
 int

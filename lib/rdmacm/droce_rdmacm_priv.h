@@ -37,11 +37,15 @@
 #define CMA_MAX_CM_RETRIES 15
 #define CMA_IBOE_PACKET_LIFETIME 18
 
+struct cma_id;
+
 struct cma_dev {
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;             /**< for QPs created without one */
 	struct droce_gsi *gsi;
 	struct droce_cm *cm;
+	/** IDs whose rdma_resolve_addr() waits for the neighbour (the CM lock) */
+	LIST_HEAD(, cma_id) resolving;
 };
 
 struct cma_event {
@@ -87,6 +91,11 @@ struct cma_id {
 	struct ibv_qp_init_attr *ep_qp_attr; /**< rdma_create_ep(): for each rdma_get_request() */
 	uint32_t events_out;           /**< handed out, not acknowledged */
 	pthread_cond_t acked;
+	/** rdma_resolve_addr() waits for the neighbour (the device's CM lock) */
+	bool resolving;
+	int resolve_sgid;              /**< from this GID of the device */
+	uint64_t resolve_until;        /**< then ADDR_ERROR, -ETIMEDOUT (droce_gsi_now_us()) */
+	LIST_ENTRY(cma_id) resolving_link;
 	pthread_mutex_t mc_lock;       /**< guards mcs */
 	LIST_HEAD(, cma_mc) mcs;       /**< multicast groups joined (droce_rdmacm_mcast.c) */
 	uint8_t tos;
@@ -185,6 +194,12 @@ cma_is_ud(const struct rdma_cm_id *id)
 {
 	return id->ps == RDMA_PS_UDP;
 }
+
+/* droce_rdmacm_id.c: the address resolutions of device @p d that wait
+ * for their neighbour, tried again; those done get their event. From the
+ * GSI's thread. @return when to try again (droce_gsi_now_us()), UINT64_MAX
+ * for none. */
+uint64_t cma_resolve_run(struct cma_dev *d);
 
 /* droce_rdmacm_mcast.c: forget @p c's groups (its ID goes). */
 void cma_mc_release(struct cma_id *c);

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 #include <unistd.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -98,6 +99,52 @@ START_TEST(channel_and_failures)
 	ck_assert_int_eq(rsocket(AF_INET, SOCK_STREAM, 0), -1);
 	ck_assert_int_eq(errno, ENOSYS);
 	ck_assert_str_eq(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED), "RDMA_CM_EVENT_ESTABLISHED");
+}
+END_TEST
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * On the port's link, but nobody answers ARP (the ring brings our own
+ * requests back): ADDR_ERROR with -ETIMEDOUT once timeout_ms is out, as
+ * the kernel's neighbour resolution gives it. A second resolution while
+ * one waits is EINVAL, and an ID destroyed while it waits gets no event.
+ */
+START_TEST(silent_neighbour_times_out)
+{
+	struct sockaddr_in silent = addr("10.99.0.77", 0);
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_id *id, *gone;
+	struct rdma_cm_event *ev;
+	uint64_t t0, waited;
+
+	ck_assert_int_eq(rdma_create_id(ch, &gone, NULL, RDMA_PS_TCP), 0);
+	ck_assert_int_eq(rdma_resolve_addr(gone, NULL, (struct sockaddr *)&silent, 100), 0);
+	ck_assert_int_eq(rdma_destroy_id(gone), 0);
+	ck_assert_int_eq(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	t0 = now_ms();
+	ck_assert_int_eq(rdma_resolve_addr(id, NULL, (struct sockaddr *)&silent, 300), 0);
+	ck_assert_int_eq(rdma_resolve_addr(id, NULL, (struct sockaddr *)&silent, 300), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(poll(&pfd, 1, 20000), 1);
+	waited = now_ms() - t0;
+	ck_assert_int_eq(rdma_get_cm_event(ch, &ev), 0);
+	ck_assert_ptr_eq(ev->id, id);
+	ck_assert_int_eq(ev->event, RDMA_CM_EVENT_ADDR_ERROR);
+	ck_assert_int_eq(ev->status, -ETIMEDOUT);
+	ck_assert_uint_ge(waited, 300);
+	rdma_ack_cm_event(ev);
+	/* The destroyed ID's resolution, whose time ran out before, said nothing. */
+	ck_assert_int_eq(rdma_get_cm_event(ch, &ev), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	ck_assert_int_eq(rdma_destroy_id(id), 0);
 }
 END_TEST
 
@@ -497,6 +544,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, channel_and_failures);
+	tcase_add_test(tc, silent_neighbour_times_out);
 	tcase_add_test(tc, connect_to_ourselves);
 	tcase_add_test(tc, refused);
 	tcase_add_test(tc, destroyed_id_leaves_no_count);

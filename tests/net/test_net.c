@@ -394,6 +394,48 @@ START_TEST(test_neigh_states)
 }
 END_TEST
 
+/*
+ * droce_port_resolve(), from a thread that is no engine (rdma_resolve_addr's):
+ * it sends nothing itself, queue 0's engine solicits at its next scan, and
+ * the answer resolves it; through a route, the router is what it waits for.
+ */
+START_TEST(test_resolve_any_thread)
+{
+	struct droce_net_conf na = net_v6("2001:db8::1"), nb = net_v6("2001:db8::2");
+	uint8_t gb[16], dst[16];
+
+	route_add(&na, "10.9.0.0", 16, "10.0.0.2");
+	ck_assert_int_eq(attach(&na, &nb), 0);
+	pa->nd_announced = true;
+	droce_port_gid(pb, GID_V4, gb);
+	/* As if a scan had just run: the next is a second away. */
+	pa->neigh_gc_next = UINT64_MAX;
+	ck_assert_int_eq(droce_port_resolve(pa, GID_V4, gb), -EAGAIN);
+	ck_assert_uint_eq(neigh_find(pa, gb)->state, DROCE_NEIGH_PENDING);
+	ck_assert_uint_eq(pa->q[0].stats.tx_arp, 0);
+	/* Asked again at once: no second request is due. */
+	ck_assert_int_eq(droce_port_resolve(pa, GID_V4, gb), -EAGAIN);
+	droce_neigh_gc(pa, &pa->q[0], rte_get_tsc_cycles());
+	ck_assert_uint_eq(pa->q[0].stats.tx_arp, 1);
+	pump(pb, NULL);
+	pump(pa, NULL);
+	ck_assert_int_eq(droce_port_resolve(pa, GID_V4, gb), 0);
+	/* Behind the route: B, now known. */
+	ip4("10.9.1.1", dst);
+	ck_assert_int_eq(droce_port_resolve(pa, GID_V4, dst), 0);
+	/* Ours, a group, no route, the other family, a bad index. */
+	droce_port_gid(pa, GID_V4, dst);
+	ck_assert_int_eq(droce_port_resolve(pa, GID_V4, dst), 0);
+	ip4("239.1.1.1", dst);
+	ck_assert_int_eq(droce_port_resolve(pa, GID_V4, dst), 0);
+	ip4("10.8.1.1", dst);
+	ck_assert_int_eq(droce_port_resolve(pa, GID_V4, dst), -EHOSTUNREACH);
+	ck_assert_int_eq(droce_port_resolve(pa, GID_V6, gb), -EHOSTUNREACH);
+	ck_assert_int_eq(droce_port_resolve(pa, 99, gb), -EINVAL);
+	ck_assert_uint_eq(pa->q[0].stats.tx_arp, 1);
+}
+END_TEST
+
 /* ---- VLAN, priority and DSCP ---- */
 
 START_TEST(test_vlan)
@@ -632,6 +674,7 @@ main(void)
 	tcase_add_test(tc, test_nd_resolve);
 	tcase_add_test(tc, test_nd_unsolicited);
 	tcase_add_test(tc, test_neigh_states);
+	tcase_add_test(tc, test_resolve_any_thread);
 	tcase_add_test(tc, test_vlan);
 	tcase_add_test(tc, test_vlan_insert_offload);
 	tcase_add_test(tc, test_qos);
