@@ -161,8 +161,16 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 
 	if (dst_addr == NULL || (len = cma_addr_len(dst_addr)) == 0)
 		return cma_fail(dst_addr == NULL ? EINVAL : EAFNOSUPPORT);
-	if (c->resolving)
-		return cma_fail(EINVAL); /* one resolution at a time, as the kernel's */
+	if (c->dev != NULL) {
+		bool busy;
+
+		/* One resolution at a time, as the kernel's. */
+		droce_cm_lock(c->dev->cm);
+		busy = c->resolving;
+		droce_cm_unlock(c->dev->cm);
+		if (busy)
+			return cma_fail(EINVAL);
+	}
 	if (src_addr != NULL && rdma_bind_addr(id, src_addr) != 0)
 		return -1;
 	if (c->dev == NULL) {
