@@ -218,8 +218,8 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct socka
 	return c->sync ? cma_event_wait(c, RDMA_CM_EVENT_ADDR_RESOLVED) : 0;
 }
 
-/* How often a resolution that waits for its neighbour asks again: the
- * answer to an ARP request on a LAN takes well under this. */
+/* How often a resolution that waits for its neighbour asks again: it
+ * ends within this of the answer, which a LAN brings in microseconds. */
 #define CMA_RESOLVE_POLL_US 1000
 
 uint64_t
