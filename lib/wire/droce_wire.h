@@ -876,6 +876,56 @@ void droce_nd_solicited_node(const uint8_t addr[16], uint8_t out[16]);
 /** The Ethernet multicast address of IPv6 multicast @p addr (33:33:...). */
 void droce_ipv6_mcast_mac(const uint8_t addr[16], struct rte_ether_addr *mac);
 
+/* ---- IGMP (RFC 2236, RFC 3376): a host's side, for UD multicast ---- */
+
+/** IGMP message types. */
+#define DROCE_IGMP_QUERY     0x11 /**< membership query, of any version */
+#define DROCE_IGMP_V1_REPORT 0x12
+#define DROCE_IGMP_V2_REPORT 0x16
+#define DROCE_IGMP_V2_LEAVE  0x17
+#define DROCE_IGMP_V3_REPORT 0x22
+/** Where IGMPv2 leaves go, and general queries come from: all routers,
+ *  all systems (host order). */
+#define DROCE_IGMP_ALL_ROUTERS 0xe0000002u
+#define DROCE_IGMP_ALL_SYSTEMS 0xe0000001u
+
+/** An IGMP message and the frame around it: what droce_igmp_parse()
+ *  finds and droce_igmp_write() sends. */
+struct droce_igmp_msg {
+	uint8_t type;                   /**< DROCE_IGMP_* */
+	uint16_t vlan_tci;              /**< 0: untagged */
+	struct rte_ether_addr eth_src;  /**< the destination's follows from dst */
+	uint32_t src, dst;              /**< IPv4 source and destination, host order */
+	uint32_t group;                 /**< host order; a query's 0: a general query */
+};
+
+/** Why droce_igmp_parse() rejected a frame. */
+enum droce_igmp_err {
+	DROCE_IGMP_OK = 0,
+	DROCE_IGMP_NOT_IGMP, /**< IPv4, but another protocol */
+	DROCE_IGMP_INVALID,  /**< IGMP that RFC 2236 and 3376 say to drop */
+};
+
+/**
+ * Parse the IPv4 packet at @p l3_off of @p m (any chain) as IGMP: header
+ * length and checksum, total length within the frame, no fragment, the IGMP checksum
+ * over the whole message, at least 8 bytes (12 for a version 3 query,
+ * told by its length), TTL 1, and a query's group 0 (general) or a
+ * multicast address (group-specific). @p msg's Ethernet source comes from
+ * the frame (and @p vlan_tci).
+ */
+enum droce_igmp_err droce_igmp_parse(const struct rte_mbuf *m, uint32_t l3_off,
+				     uint16_t vlan_tci, struct droce_igmp_msg *msg);
+
+/**
+ * Write @p msg (an IGMPv2 report or leave) as a whole frame into the empty
+ * mbuf @p m: Ethernet to the multicast MAC of msg->dst, the optional
+ * 802.1Q tag, IPv4 with TTL 1, DSCP CS6 and the router alert option (RFC
+ * 2113), the 8-byte message with its checksum.
+ * @return 0, or -ENOMEM when @p m has no room.
+ */
+int droce_igmp_write(struct rte_mbuf *m, const struct droce_igmp_msg *msg);
+
 #ifdef __cplusplus
 }
 #endif
