@@ -17,7 +17,9 @@
  * programmed when the GID table is built and whenever a group comes or
  * goes; where the PMD has no filter list (virtual ports) all-multicast
  * reception goes on instead, and droce filters by MAC itself, as it does
- * for unicast.
+ * for unicast. With an IPv4 group joined the port also takes IGMP's
+ * general queries (all systems, 224.0.0.1), and each IPv4 group's first
+ * member and last member's going are told to the network (droce_igmp.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -65,6 +67,19 @@ mac_add(struct rte_ether_addr *macs, unsigned n, const struct rte_ether_addr *ma
 	return n + 1;
 }
 
+/* IGMP's general queries: 224.0.0.1 */
+static const struct rte_ether_addr all_systems = {{ 0x01, 0x00, 0x5e, 0, 0, 1 }};
+
+/* Has the port an IPv4 group? Under the lock. */
+static bool
+mcast_any_v4(const struct droce_mcast *mc)
+{
+	for (unsigned i = 0; i < mc->nb_groups; i++)
+		if (droce_gid_is_v4mapped(mc->groups[i].gid))
+			return true;
+	return false;
+}
+
 unsigned
 droce_port_mcast_macs(const struct droce_port *p, struct rte_ether_addr *macs)
 {
@@ -84,6 +99,8 @@ droce_port_mcast_macs(const struct droce_port *p, struct rte_ether_addr *macs)
 	}
 	for (unsigned i = 0; i < mc->nb_groups; i++)
 		n = mac_add(macs, n, &mc->groups[i].mac);
+	if (mcast_any_v4(mc))
+		n = mac_add(macs, n, &all_systems);
 	return n;
 }
 
@@ -143,6 +160,7 @@ droce_port_mcast_attach(struct droce_port *p, const uint8_t gid[16], uint32_t qp
 		/* Atomic: the senders' fast test reads it without the lock. */
 		__atomic_store_n(&mc->nb_groups, mc->nb_groups + 1, __ATOMIC_RELAXED);
 		mcast_filter(p);
+		droce_igmp_joined(p, gid);
 	}
 	for (unsigned i = 0; i < g->nb_qps; i++)
 		if (g->qpn[i] == qpn)
@@ -168,6 +186,7 @@ mcast_remove(struct droce_port *p, struct droce_mcast_group *g, uint32_t qpn)
 			continue;
 		g->qpn[i] = g->qpn[--g->nb_qps];
 		if (g->nb_qps == 0) {
+			droce_igmp_left(p, g->gid);
 			*g = mc->groups[mc->nb_groups - 1];
 			__atomic_store_n(&mc->nb_groups, mc->nb_groups - 1, __ATOMIC_RELAXED);
 			mcast_filter(p);
@@ -219,7 +238,8 @@ droce_port_mcast_qpns(struct droce_port *p, const uint8_t gid[16],
 	return n;
 }
 
-/* Has the port joined a group whose MAC is @p mac? */
+/* Has the port joined a group whose MAC is @p mac (or, with an IPv4
+ * group, is it IGMP's all systems)? */
 static bool
 mcast_mac_joined(struct droce_port *p, const struct rte_ether_addr *mac)
 {
@@ -231,6 +251,8 @@ mcast_mac_joined(struct droce_port *p, const struct rte_ether_addr *mac)
 	rte_rwlock_read_lock(&mc->lock);
 	for (unsigned i = 0; i < mc->nb_groups && !found; i++)
 		found = rte_is_same_ether_addr(&mc->groups[i].mac, mac);
+	if (!found && rte_is_same_ether_addr(mac, &all_systems))
+		found = mcast_any_v4(mc);
 	rte_rwlock_read_unlock(&mc->lock);
 	return found;
 }

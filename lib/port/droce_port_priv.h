@@ -99,11 +99,25 @@ struct droce_mcast_group {
 	uint32_t qpn[DROCE_MCAST_QPS];
 };
 
+/* An IGMP message due for an IPv4 group (droce_igmp.c): the reports of a
+ * group just joined, sent twice, or the leave of a group just left. */
+struct droce_igmp_due {
+	uint32_t group;              /* host order */
+	uint8_t type;                /* DROCE_IGMP_V2_REPORT or DROCE_IGMP_V2_LEAVE */
+	uint8_t left;                /* messages still to send */
+	uint64_t at;                 /* TSC: the next one */
+};
+
 struct droce_mcast {
 	rte_rwlock_t lock;           /* writers: verbs threads; readers: the engine */
 	uint32_t nb_groups;
 	bool allmulti;               /* all-multicast on, for want of a filter list */
 	struct droce_mcast_group groups[DROCE_MCAST_MAX];
+	/* IGMP messages due, under the write lock; queue 0's engine sends
+	 * them from igmp_next (TSC, atomic) on. */
+	unsigned nb_igmp_due;
+	uint64_t igmp_next;
+	struct droce_igmp_due igmp_due[2 * DROCE_MCAST_MAX];
 };
 /* One RX/TX queue pair and what only its engine writes. */
 struct droce_port_queue {
@@ -257,7 +271,7 @@ bool droce_port_mcast_accept(struct droce_port *p, const struct rte_ether_hdr *e
 /* The multicast MACs the port takes from the link (IPv6 ND's, then the
  * groups'), at most DROCE_PORT_MCAST_MACS; and the ethdev's filter set to
  * them (all-multicast where the PMD has no list), after a GID change. */
-#define DROCE_PORT_MCAST_MACS (1 + DROCE_GID_TABLE_LEN + DROCE_MCAST_MAX)
+#define DROCE_PORT_MCAST_MACS (2 + DROCE_GID_TABLE_LEN + DROCE_MCAST_MAX)
 unsigned droce_port_mcast_macs(const struct droce_port *p, struct rte_ether_addr *macs);
 void droce_port_mcast_sync(struct droce_port *p);
 bool droce_port_mcast_copy(struct droce_port *p, struct rte_mbuf **pkts, uint16_t n,
@@ -298,6 +312,18 @@ int droce_nd_solicit(struct droce_port *p, struct droce_port_queue *pq,
  * solicited-node group of one of its IPv6 GIDs. */
 bool droce_nd_mcast_accept(const struct droce_port *p, const struct rte_ether_addr *dst);
 void droce_nd_announce(struct droce_port *p, struct droce_port_queue *pq);
+
+/* droce_igmp.c: IGMP for the port's IPv4 groups. droce_igmp_input(), on
+ * the queue @p pq of the calling engine, consumes @p m and returns true
+ * when it is IGMP (a query answered, anything else dropped); other IPv4
+ * frames stay the caller's. droce_igmp_joined() and droce_igmp_left(),
+ * under the multicast table's write lock (any thread), have reports or a
+ * leave sent; droce_igmp_tick() sends them, on queue 0's engine. */
+bool droce_igmp_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
+		      uint32_t off, uint16_t vlan_tci);
+void droce_igmp_joined(struct droce_port *p, const uint8_t gid[16]);
+void droce_igmp_left(struct droce_port *p, const uint8_t gid[16]);
+void droce_igmp_tick(struct droce_port *p, struct droce_port_queue *pq, uint64_t now);
 
 /* droce_net.c: the port's IPv6 addresses, VLAN, priority and routes. */
 int droce_net_init(struct droce_port *p, const struct droce_net_conf *c);

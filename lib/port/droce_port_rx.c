@@ -236,15 +236,17 @@ rx_one(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m, bo
 	case RTE_BE16(RTE_ETHER_TYPE_IPV6):
 		if (droce_nd_input(p, pq, m, off, vlan_tci))
 			return false;
-		/* fall through */
+		break;
 	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
-		if (rx_roce(p, pq, m))
-			return true;
-		goto drop;
+		if (droce_igmp_input(p, pq, m, off, vlan_tci))
+			return false;
+		break;
 	default:
 		DROCE_STAT_ADD(pq, rx_not_roce, 1);
 		goto drop;
 	}
+	if (rx_roce(p, pq, m))
+		return true;
 drop:
 	rte_pktmbuf_free(m);
 	return false;

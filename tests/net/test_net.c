@@ -659,6 +659,230 @@ START_TEST(test_mcast_filter)
 }
 END_TEST
 
+/* ---- IGMP ---- */
+
+#define IP4(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
+
+/* The IGMP frames on @p eth's ring, parsed into @p got (at most @p max),
+ * each checked as the wire must carry it: to the multicast MAC of its
+ * destination, TTL 1, router alert, both checksums right. Other frames
+ * are dropped. @return how many. */
+static unsigned
+igmp_rx(uint16_t eth, struct droce_igmp_msg *got, unsigned max)
+{
+	struct rte_mbuf *pkts[BURST];
+	unsigned n = 0;
+	uint16_t k, i;
+
+	while ((k = rte_eth_rx_burst(eth, 0, pkts, BURST)) != 0) {
+		for (i = 0; i < k; i++) {
+			const struct rte_ether_hdr *eh =
+				rte_pktmbuf_mtod(pkts[i], const struct rte_ether_hdr *);
+			const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eh + 1);
+			struct droce_igmp_msg msg;
+
+			if (eh->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4) &&
+			    droce_igmp_parse(pkts[i], RTE_ETHER_HDR_LEN, 0, &msg) == DROCE_IGMP_OK) {
+				ck_assert_uint_lt(n, max);
+				ck_assert_uint_eq(eh->dst_addr.addr_bytes[0], 0x01);
+				ck_assert_uint_eq(eh->dst_addr.addr_bytes[5], msg.dst & 0xff);
+				ck_assert_uint_eq(ip->time_to_live, 1);
+				ck_assert_uint_eq(ip->version_ihl, 0x46);
+				ck_assert_uint_eq(((const uint8_t *)(ip + 1))[0], 0x94);
+				ck_assert_uint_eq(rte_ipv4_cksum(ip), 0);
+				got[n++] = msg;
+			}
+		}
+		rte_pktmbuf_free_bulk(pkts, k);
+	}
+	return n;
+}
+
+/* B sends a query for @p group (0: all), to all systems or to the group;
+ * with @p bad its checksum is wrong. A takes it. */
+static void
+igmp_query_from_b(uint32_t group, bool bad)
+{
+	struct droce_igmp_msg q = {
+		.type = DROCE_IGMP_QUERY,
+		.src = IP4(10, 0, 0, 2),
+		.dst = group != 0 ? group : DROCE_IGMP_ALL_SYSTEMS,
+		.group = group,
+	};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(droce_port_mempool(pb));
+
+	ck_assert_ptr_nonnull(m);
+	droce_port_mac(pb, &q.eth_src);
+	ck_assert_int_eq(droce_igmp_write(m, &q), 0);
+	if (bad)
+		rte_pktmbuf_mtod_offset(m, uint8_t *, rte_pktmbuf_data_len(m) - 1)[0] ^= 1;
+	ck_assert_uint_eq(droce_port_tx(pb, 0, &m, 1), 1);
+	pump(pa, NULL);
+}
+
+/* @p msg written, byte @p at of the frame set to @p val unless @p at is 0
+ * (the IPv4 header's checksum made right again, unless @p at is in it), split into two segments after @p split bytes
+ * unless 0, then parsed back. */
+static enum droce_igmp_err
+igmp_roundtrip(const struct droce_igmp_msg *msg, unsigned at, uint8_t val, uint16_t split,
+	       struct droce_igmp_msg *out)
+{
+	struct rte_mempool *mp = droce_port_mempool(pa);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	enum droce_igmp_err err;
+
+	ck_assert_int_eq(droce_igmp_write(m, msg), 0);
+	if (at != 0) {
+		struct rte_ipv4_hdr *ip =
+			rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, RTE_ETHER_HDR_LEN);
+
+		rte_pktmbuf_mtod_offset(m, uint8_t *, at)[0] = val;
+		if (at < RTE_ETHER_HDR_LEN + 10 || at > RTE_ETHER_HDR_LEN + 11) {
+			ip->hdr_checksum = 0;
+			ip->hdr_checksum = (uint16_t)~rte_raw_cksum(ip, 24);
+		}
+	}
+	if (split != 0) {
+		struct rte_mbuf *tail = rte_pktmbuf_alloc(mp);
+		uint16_t rest = (uint16_t)(rte_pktmbuf_data_len(m) - split);
+
+		memcpy(rte_pktmbuf_append(tail, rest), rte_pktmbuf_mtod_offset(m, void *, split),
+		       rest);
+		rte_pktmbuf_trim(m, rest);
+		ck_assert_int_eq(rte_pktmbuf_chain(m, tail), 0);
+	}
+	err = droce_igmp_parse(m, RTE_ETHER_HDR_LEN, 0, out);
+	rte_pktmbuf_free(m);
+	return err;
+}
+
+/* IGMP on the wire: what is written parses back, in one segment or two
+ * (split in the IPv4 header, in the IGMP message); what RFC 2236 and
+ * 3376 say to drop is refused, and other IPv4 is not IGMP. */
+START_TEST(test_igmp_wire)
+{
+	struct droce_net_conf none = { 0 };
+	struct droce_igmp_msg q = {
+		.type = DROCE_IGMP_QUERY, .src = IP4(10, 0, 0, 2),
+		.dst = DROCE_IGMP_ALL_SYSTEMS, .group = 0,
+	}, out;
+	/* Offsets in the frame: the IPv4 header's fields (its 24 bytes with
+	 * the router alert), the group's last byte. */
+	enum {
+		IHL = RTE_ETHER_HDR_LEN, TOTAL_LEN = IHL + 3, FRAG = IHL + 6, TTL = IHL + 8,
+		PROTO = IHL + 9, GROUP_LO = IHL + 24 + 7,
+	};
+
+	ck_assert_int_eq(attach(&none, &none), 0);
+	ck_assert_int_eq(igmp_roundtrip(&q, 0, 0, 0, &out), DROCE_IGMP_OK);
+	ck_assert_uint_eq(out.type, DROCE_IGMP_QUERY);
+	ck_assert_uint_eq(out.group, 0);
+	ck_assert_uint_eq(out.src, q.src);
+	ck_assert_uint_eq(out.dst, q.dst);
+	for (uint16_t split = RTE_ETHER_HDR_LEN + 5; split < RTE_ETHER_HDR_LEN + 32; split += 7) {
+		ck_assert_int_eq(igmp_roundtrip(&q, 0, 0, split, &out), DROCE_IGMP_OK);
+		ck_assert_uint_eq(out.group, 0);
+	}
+	q.group = IP4(239, 1, 1, 1);
+	ck_assert_int_eq(igmp_roundtrip(&q, 0, 0, RTE_ETHER_HDR_LEN + 26, &out), DROCE_IGMP_OK);
+	ck_assert_uint_eq(out.group, q.group);
+	/* The checksum; a group that is not one; a query routed here; a
+	 * fragment; header and total lengths that do not hold. */
+	ck_assert_int_eq(igmp_roundtrip(&q, GROUP_LO, 2, 0, &out), DROCE_IGMP_INVALID);
+	q.group = IP4(10, 1, 1, 1);
+	ck_assert_int_eq(igmp_roundtrip(&q, 0, 0, 0, &out), DROCE_IGMP_INVALID);
+	q.group = 0;
+	ck_assert_int_eq(igmp_roundtrip(&q, TTL, 2, 0, &out), DROCE_IGMP_INVALID);
+	ck_assert_int_eq(igmp_roundtrip(&q, FRAG, 0x20, 0, &out), DROCE_IGMP_INVALID);
+	ck_assert_int_eq(igmp_roundtrip(&q, IHL, 0x44, 0, &out), DROCE_IGMP_INVALID);
+	ck_assert_int_eq(igmp_roundtrip(&q, IHL, 0x4f, 0, &out), DROCE_IGMP_INVALID);
+	ck_assert_int_eq(igmp_roundtrip(&q, TOTAL_LEN, 31, 0, &out), DROCE_IGMP_INVALID);
+	ck_assert_int_eq(igmp_roundtrip(&q, TOTAL_LEN, 200, 0, &out), DROCE_IGMP_INVALID);
+	ck_assert_int_eq(igmp_roundtrip(&q, PROTO, 17, 0, &out), DROCE_IGMP_NOT_IGMP);
+	ck_assert_int_eq(igmp_roundtrip(&q, IHL + 10, 0x55, 0, &out), DROCE_IGMP_INVALID);
+	/* Reports and leaves parse, whatever their TTL: not ours to check. */
+	q.type = DROCE_IGMP_V2_LEAVE;
+	q.group = IP4(239, 1, 1, 1);
+	ck_assert_int_eq(igmp_roundtrip(&q, TTL, 9, 0, &out), DROCE_IGMP_OK);
+	ck_assert_uint_eq(out.type, DROCE_IGMP_V2_LEAVE);
+}
+END_TEST
+
+START_TEST(test_igmp)
+{
+	static const uint8_t all_systems[6] = { 0x01, 0x00, 0x5e, 0, 0, 1 };
+	struct droce_net_conf none = { 0 };
+	struct rte_ether_addr macs[DROCE_PORT_MCAST_MACS], mac_a;
+	const uint32_t g1 = IP4(239, 1, 1, 1), g2 = IP4(239, 2, 2, 2);
+	uint64_t hz = rte_get_tsc_hz(), now, malformed;
+	struct droce_igmp_msg got[4];
+	uint8_t grp[16], grp6[16];
+
+	ck_assert_int_eq(attach(&none, &none), 0);
+	droce_port_mac(pa, &mac_a);
+	ip4("239.1.1.1", grp);
+	ck_assert(!mac_in(macs, droce_port_mcast_macs(pa, macs), all_systems));
+	ck_assert_int_eq(droce_port_mcast_attach(pa, grp, 0x11), 0);
+	/* With an IPv4 group the port takes the general queries too. */
+	ck_assert(mac_in(macs, droce_port_mcast_macs(pa, macs), all_systems));
+
+	/* A report at once (from the next tick of queue 0's engine), and one
+	 * a second later; then none. */
+	now = rte_get_tsc_cycles();
+	droce_igmp_tick(pa, &pa->q[0], now);
+	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 1);
+	ck_assert_uint_eq(got[0].type, DROCE_IGMP_V2_REPORT);
+	ck_assert_uint_eq(got[0].group, g1);
+	ck_assert_uint_eq(got[0].dst, g1);
+	ck_assert_uint_eq(got[0].src, IP4(10, 0, 0, 1));
+	ck_assert(rte_is_same_ether_addr(&got[0].eth_src, &mac_a));
+	droce_igmp_tick(pa, &pa->q[0], now + hz / 2);
+	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 0);
+	droce_igmp_tick(pa, &pa->q[0], now + hz);
+	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 1);
+	ck_assert_uint_eq(got[0].type, DROCE_IGMP_V2_REPORT);
+	droce_igmp_tick(pa, &pa->q[0], now + 5 * hz);
+	/* A second member of the group changes nothing. */
+	ck_assert_int_eq(droce_port_mcast_attach(pa, grp, 0x12), 0);
+	droce_igmp_tick(pa, &pa->q[0], now + 6 * hz);
+	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 0);
+
+	/* Queries: general, and for the group, are answered; for another
+	 * group (not even received: its MAC is not the port's), and with a
+	 * bad checksum (malformed), not. */
+	igmp_query_from_b(0, false);
+	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 1);
+	ck_assert_uint_eq(got[0].type, DROCE_IGMP_V2_REPORT);
+	ck_assert_uint_eq(got[0].group, g1);
+	igmp_query_from_b(g1, false);
+	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 1);
+	igmp_query_from_b(g2, false);
+	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 0);
+	malformed = pa->q[0].stats.rx_malformed;
+	igmp_query_from_b(0, true);
+	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 0);
+	ck_assert_uint_eq(pa->q[0].stats.rx_malformed, malformed + 1);
+
+	/* The last member's going: a leave to all routers. */
+	ck_assert_int_eq(droce_port_mcast_detach(pa, grp, 0x11), 0);
+	droce_igmp_tick(pa, &pa->q[0], now + 7 * hz);
+	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 0);
+	ck_assert_int_eq(droce_port_mcast_detach(pa, grp, 0x12), 0);
+	droce_igmp_tick(pa, &pa->q[0], now + 8 * hz);
+	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 1);
+	ck_assert_uint_eq(got[0].type, DROCE_IGMP_V2_LEAVE);
+	ck_assert_uint_eq(got[0].dst, DROCE_IGMP_ALL_ROUTERS);
+	ck_assert_uint_eq(got[0].group, g1);
+	ck_assert(!mac_in(macs, droce_port_mcast_macs(pa, macs), all_systems));
+	/* An IPv6 group has no IGMP. */
+	ip6("ff0e::1234", grp6);
+	ck_assert_int_eq(droce_port_mcast_attach(pa, grp6, 0x11), 0);
+	droce_igmp_tick(pa, &pa->q[0], now + 9 * hz);
+	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 0);
+	ck_assert_int_eq(droce_port_mcast_detach(pa, grp6, 0x11), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -680,6 +904,8 @@ main(void)
 	tcase_add_test(tc, test_qos);
 	tcase_add_test(tc, test_routes);
 	tcase_add_test(tc, test_mcast_filter);
+	tcase_add_test(tc, test_igmp_wire);
+	tcase_add_test(tc, test_igmp);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
