@@ -71,6 +71,16 @@ void droce_gsi_kick(struct droce_gsi *g);
  */
 int droce_gsi_resolve(const struct droce_gsi *g, int sgid_index, const uint8_t dgid[16]);
 
+/**
+ * Have @p fn(@p arg) called first thing when the application destroys
+ * @p qp, whichever call it uses (NULL: no longer). The rdma_cm library's
+ * QP transitions on CM events run on QP1's thread, and an application may
+ * destroy an ID's QP with ibv_destroy_qp() rather than rdma_destroy_qp()
+ * (perftest does): the ID forgets the QP first. Not part of QP1; here as
+ * the other private call the rdma_cm library makes into the verbs one.
+ */
+void droce_qp_on_destroy(struct ibv_qp *qp, void (*fn)(void *arg), void *arg);
+
 /** QP1's QPN, for tests: 1. */
 uint32_t droce_gsi_qpn(const struct droce_gsi *g);
 

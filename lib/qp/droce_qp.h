@@ -302,6 +302,10 @@ struct droce_srq {
 	uint32_t users;              /**< QPs attached (EBUSY on destroy) */
 	struct droce_engine *engine;
 	uint32_t events_reported;    /**< async events ibv_get_async_event() handed out */
+	/** Told first when the application destroys the handle (rdma_cm's
+	 *  ID forgets its QP: droce_qp_on_destroy()), or NULL. */
+	void (*on_destroy)(void *arg);
+	void *on_destroy_arg;
 };
 
 static inline struct droce_srq *
@@ -478,6 +482,10 @@ struct droce_qp_handle {
 	/** The ibv_wr_*() builder (created with send_ops_flags), or NULL. */
 	struct droce_qpx *x;
 	uint32_t events_reported;    /**< async events ibv_get_async_event() handed out */
+	/** Told first when the application destroys the handle (rdma_cm's
+	 *  ID forgets its QP: droce_qp_on_destroy()), or NULL. */
+	void (*on_destroy)(void *arg);
+	void *on_destroy_arg;
 };
 
 /** Raise @p type on every handle of @p qp (shared QPs: each context sees it). */

@@ -74,6 +74,10 @@ rdma_destroy_id(struct rdma_cm_id *id)
 	if (c == NULL)
 		return cma_fail(EINVAL);
 	id_unlisten(c);
+	/* A QP the ID leaves behind is the application's: its destroy must
+	 * not call back into the ID. */
+	if (id->qp != NULL)
+		droce_qp_on_destroy(id->qp, NULL, NULL);
 	if (c->dev != NULL) {
 		/* After this no CM event names the ID. */
 		droce_cm_lock(c->dev->cm);

@@ -62,6 +62,18 @@ qp_free_cqs(struct cma_id *c)
 	c->own_cqs = false;
 }
 
+/* The application destroys the ID's QP itself (ibv_destroy_qp()): no CM
+ * event may touch it from here on. */
+static void
+qp_gone(void *arg)
+{
+	struct cma_id *c = arg;
+
+	droce_cm_lock(c->dev->cm);
+	c->id.qp = NULL;
+	droce_cm_unlock(c->dev->cm);
+}
+
 int
 rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
 {
@@ -95,6 +107,7 @@ rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr
 		id->qp = NULL;
 		goto fail;
 	}
+	droce_qp_on_destroy(qp, qp_gone, c);
 	return 0;
 fail:
 	if (errno == 0)
@@ -140,8 +153,10 @@ rdma_destroy_qp(struct rdma_cm_id *id)
 	id->qp = NULL;
 	if (c->dev != NULL)
 		droce_cm_unlock(c->dev->cm);
-	if (qp != NULL)
+	if (qp != NULL) {
+		droce_qp_on_destroy(qp, NULL, NULL);
 		ibv_destroy_qp(qp);
+	}
 	qp_free_cqs(c);
 }
 

@@ -557,6 +557,15 @@ qp_teardown(struct droce_qp *qp)
  * goes with its last handle: the creator's is one reference among others,
  * as with the kernel's ib_close_qp().
  */
+void
+droce_qp_on_destroy(struct ibv_qp *ibqp, void (*fn)(void *arg), void *arg)
+{
+	struct droce_qp_handle *h = (struct droce_qp_handle *)ibqp;
+
+	h->on_destroy = fn;
+	h->on_destroy_arg = arg;
+}
+
 int
 ibv_destroy_qp(struct ibv_qp *ibqp)
 {
@@ -566,6 +575,8 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 
 	if (__atomic_load_n(&qp->stack_owned, __ATOMIC_ACQUIRE))
 		return EPERM;
+	if (h->on_destroy != NULL)
+		h->on_destroy(h->on_destroy_arg);
 	pthread_mutex_lock(&qp->mutex);
 	left = --qp->handles;
 	rte_spinlock_lock(&qp->hlock);
