@@ -16,6 +16,7 @@
 #ifndef DROCE_GSI_H
 #define DROCE_GSI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
@@ -80,6 +81,14 @@ int droce_gsi_resolve(const struct droce_gsi *g, int sgid_index, const uint8_t d
  * the other private call the rdma_cm library makes into the verbs one.
  */
 void droce_qp_on_destroy(struct ibv_qp *qp, void (*fn)(void *arg), void *arg);
+
+/**
+ * Whether this process's EAL is droce's own (a verbs program on the
+ * drop-in libibverbs.so.1, whose engines droce stops at exit, after the
+ * rdma_cm library's exit handler), not a DPDK application's, which may
+ * have cleaned its EAL up before its exit handlers run.
+ */
+bool droce_lib_owns_eal(void);
 
 /** QP1's QPN, for tests: 1. */
 uint32_t droce_gsi_qpn(const struct droce_gsi *g);

@@ -151,8 +151,10 @@ cma_dev_get(unsigned i)
 			memset(d, 0, sizeof(*d));
 			errno = err;
 			d = NULL;
-		} else if (farewell_pid == 0) {
-			/* After ibv_open_device(): exit handlers run in reverse. */
+		} else if (farewell_pid == 0 && droce_lib_owns_eal()) {
+			/* After ibv_open_device(): exit handlers run in reverse.
+			 * Not in a DPDK application (libdroce), which may have
+			 * ended its EAL before exit: its IDs are its own. */
 			farewell_pid = getpid();
 			atexit(cma_farewell_at_exit);
 		}

@@ -20,6 +20,7 @@
 
 #include "droce.h"
 #include "droce_conf.h"
+#include "droce_gsi.h"
 #include "droce_verbs_priv.h"
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -142,6 +143,13 @@ lib_attach_ports(struct droce_conf *c)
 	return 0;
 }
 
+bool
+droce_lib_owns_eal(void)
+{
+	/* Set once the EAL droce started is up, and never cleared. */
+	return __atomic_load_n(&init_pid, __ATOMIC_ACQUIRE) == getpid();
+}
+
 int
 droce_lib_init(void)
 {
@@ -178,7 +186,7 @@ droce_lib_init(void)
 		droce_conf_free(&c);
 		goto out;
 	}
-	init_pid = getpid();
+	__atomic_store_n(&init_pid, getpid(), __ATOMIC_RELEASE);
 	rte_log_set_level(droce_logtype, c.log_level);
 	rc = lib_attach_ports(&c);
 	droce_conf_free(&c);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "droce_driver.h"
+#include "droce_gsi.h"
 #include "droce_verbs_priv.h"
 #include "droce_qp_state.h"
 
