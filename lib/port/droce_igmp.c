@@ -27,9 +27,9 @@
 
 /* Unsolicited reports of a new group (RFC 2236 "Robustness Variable"). */
 #define IGMP_REPORTS 2
-/* Between them: RFC 2236's Unsolicited Report Interval is 10 s; Linux
- * sends its second after at most 1 s, and so does droce (about: queue 0's
- * engine looks every second). */
+/* Between them: RFC 2236's Unsolicited Report Interval is 10 s, RFC
+ * 3376's (and Linux's default, IGMPv3) 1 s; droce takes the shorter
+ * (about: queue 0's engine looks every second). */
 #define IGMP_REPEAT_S 1
 
 static bool
