@@ -178,18 +178,9 @@ droce_igmp_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_m
 	err = droce_igmp_parse(m, off, vlan_tci, &msg);
 	if (err == DROCE_IGMP_NOT_IGMP)
 		return false;
-	rte_pktmbuf_free(m);
-	if (err != DROCE_IGMP_OK) {
-		DROCE_STAT_ADD(pq, rx_malformed, 1);
-		return true;
-	}
-	if (!droce_net_vlan_ok(p, vlan_tci)) {
-		DROCE_STAT_ADD(pq, rx_not_ours, 1);
-		return true;
-	}
-	DROCE_STAT_ADD(pq, rx_arp, 1);
 	/* Other hosts' reports and leaves are theirs: nothing to do. */
-	if (msg.type == DROCE_IGMP_QUERY && p->ipv4 != 0)
+	if (droce_port_ctl_take(p, pq, m, err == DROCE_IGMP_OK, vlan_tci) &&
+	    msg.type == DROCE_IGMP_QUERY && p->ipv4 != 0)
 		igmp_answer(p, pq, msg.group);
 	return true;
 }

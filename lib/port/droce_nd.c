@@ -128,16 +128,8 @@ droce_nd_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbu
 	err = droce_nd_parse(m, off, vlan_tci, &msg);
 	if (err == DROCE_ND_NOT_ND)
 		return false;
-	rte_pktmbuf_free(m);
-	if (err != DROCE_ND_OK) {
-		DROCE_STAT_ADD(pq, rx_malformed, 1);
+	if (!droce_port_ctl_take(p, pq, m, err == DROCE_ND_OK, vlan_tci))
 		return true;
-	}
-	if (!droce_net_vlan_ok(p, vlan_tci)) {
-		DROCE_STAT_ADD(pq, rx_not_ours, 1);
-		return true;
-	}
-	DROCE_STAT_ADD(pq, rx_arp, 1);
 	if (msg.type == DROCE_ND_NA) {
 		/* Solicited or not, an advertisement says where its target is. */
 		droce_neigh_learn(p, msg.target,

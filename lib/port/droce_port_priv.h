@@ -300,6 +300,13 @@ void droce_arp_input(struct droce_port *p, struct droce_port_queue *pq, struct r
 		     uint32_t off, uint16_t vlan_tci);
 int droce_arp_request(struct droce_port *p, struct droce_port_queue *pq, uint32_t ip);
 
+/* droce_port_rx.c: a frame of the port's own protocols (ND, IGMP), which
+ * their parser took as such (@p ok: valid), is consumed here and counted:
+ * malformed, for another VLAN, or handled (rx_arp). @return whether the
+ * caller acts on what it parsed. */
+bool droce_port_ctl_take(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
+			 bool ok, uint16_t vlan_tci);
+
 /* droce_nd.c: IPv6 neighbour discovery, on the queue @p pq of the calling
  * engine (like ARP). droce_nd_input() consumes @p m and returns true when
  * it is an NS or NA (handled or dropped); other IPv6 frames stay the

@@ -208,6 +208,23 @@ droce_port_l2(struct droce_port *p, struct rte_mbuf *m, bool check_mac, rte_be16
 	return DROCE_L2_OURS;
 }
 
+bool
+droce_port_ctl_take(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
+		    bool ok, uint16_t vlan_tci)
+{
+	rte_pktmbuf_free(m);
+	if (!ok) {
+		DROCE_STAT_ADD(pq, rx_malformed, 1);
+		return false;
+	}
+	if (!droce_net_vlan_ok(p, vlan_tci)) {
+		DROCE_STAT_ADD(pq, rx_not_ours, 1);
+		return false;
+	}
+	DROCE_STAT_ADD(pq, rx_arp, 1);
+	return true;
+}
+
 /*
  * @return true when @p m is RoCE for the caller; otherwise it is consumed.
  * Looped back frames skip the MAC check: droce_port_tx() looped them
