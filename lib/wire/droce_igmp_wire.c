@@ -72,7 +72,9 @@ droce_igmp_write(struct rte_mbuf *m, const struct droce_igmp_msg *msg)
 {
 	uint32_t l2_len = RTE_ETHER_HDR_LEN + (msg->vlan_tci ? RTE_VLAN_HLEN : 0);
 	uint32_t l3_len = sizeof(struct rte_ipv4_hdr) + IGMP_RA_OPT_LEN;
-	struct rte_ether_hdr *eh;
+	/* RFC 1112: 01:00:5e and the group's low 23 bits. */
+	const struct rte_ether_addr dst_mac = { { 0x01, 0x00, 0x5e, (msg->dst >> 16) & 0x7f,
+						  (msg->dst >> 8) & 0xff, msg->dst & 0xff } };
 	struct rte_ipv4_hdr *ip;
 	uint8_t *p, *igmp;
 	rte_be32_t be;
@@ -82,19 +84,7 @@ droce_igmp_write(struct rte_mbuf *m, const struct droce_igmp_msg *msg)
 	if (p == NULL)
 		return -ENOMEM;
 	memset(p, 0, l2_len + l3_len + IGMP_LEN);
-	eh = (struct rte_ether_hdr *)p;
-	eh->dst_addr = (struct rte_ether_addr){ { 0x01, 0x00, 0x5e, (msg->dst >> 16) & 0x7f,
-						  (msg->dst >> 8) & 0xff, msg->dst & 0xff } };
-	eh->src_addr = msg->eth_src;
-	if (msg->vlan_tci) {
-		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eh + 1);
-
-		eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_VLAN);
-		vh->vlan_tci = rte_cpu_to_be_16(msg->vlan_tci);
-		vh->eth_proto = RTE_BE16(RTE_ETHER_TYPE_IPV4);
-	} else {
-		eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
-	}
+	droce_eth_hdr_write(p, &dst_mac, &msg->eth_src, msg->vlan_tci, RTE_ETHER_TYPE_IPV4);
 	ip = (struct rte_ipv4_hdr *)(p + l2_len);
 	ip->version_ihl = (uint8_t)(4 << 4 | l3_len / 4);
 	ip->type_of_service = IGMP_TOS;

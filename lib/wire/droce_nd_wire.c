@@ -136,7 +136,6 @@ droce_nd_write(struct rte_mbuf *m, const struct droce_nd_msg *msg)
 {
 	uint32_t icmp_len = ND_FIXED_LEN + (msg->has_lladdr ? ND_OPT_LL_LEN : 0);
 	uint32_t l2_len = RTE_ETHER_HDR_LEN + (msg->vlan_tci ? RTE_VLAN_HLEN : 0);
-	struct rte_ether_hdr *eh;
 	struct rte_ipv6_hdr *ip;
 	uint8_t *p, *icmp;
 	uint16_t ck;
@@ -145,18 +144,7 @@ droce_nd_write(struct rte_mbuf *m, const struct droce_nd_msg *msg)
 	if (p == NULL)
 		return -ENOMEM;
 	memset(p, 0, l2_len + sizeof(*ip) + icmp_len);
-	eh = (struct rte_ether_hdr *)p;
-	eh->dst_addr = msg->eth_dst;
-	eh->src_addr = msg->eth_src;
-	if (msg->vlan_tci) {
-		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eh + 1);
-
-		eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_VLAN);
-		vh->vlan_tci = rte_cpu_to_be_16(msg->vlan_tci);
-		vh->eth_proto = RTE_BE16(RTE_ETHER_TYPE_IPV6);
-	} else {
-		eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV6);
-	}
+	droce_eth_hdr_write(p, &msg->eth_dst, &msg->eth_src, msg->vlan_tci, RTE_ETHER_TYPE_IPV6);
 	ip = (struct rte_ipv6_hdr *)(p + l2_len);
 	ip->vtc_flow = RTE_BE32(6u << 28);
 	ip->payload_len = rte_cpu_to_be_16((uint16_t)icmp_len);

@@ -438,26 +438,13 @@ droce_l3_hdr_write(struct rte_mbuf *m, const struct droce_l3_addr *a,
 unsigned
 droce_l3_hdr_write_buf(uint8_t *p, const struct droce_l3_addr *a, uint32_t l4_payload_len)
 {
-	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
-	uint16_t ether_type = a->ipv6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4;
 	uint32_t udp_len = (uint32_t)sizeof(struct rte_udp_hdr) + l4_payload_len +
 			   DROCE_ICRC_LEN;
 	struct rte_udp_hdr *udp;
 	unsigned off;
 
-	rte_ether_addr_copy(&a->dst_mac, &eth->dst_addr);
-	rte_ether_addr_copy(&a->src_mac, &eth->src_addr);
-	off = sizeof(*eth);
-	if (a->vlan_tci) {
-		struct rte_vlan_hdr *vlan = (struct rte_vlan_hdr *)(p + off);
-
-		eth->ether_type = RTE_BE16(RTE_ETHER_TYPE_VLAN);
-		vlan->vlan_tci = rte_cpu_to_be_16(a->vlan_tci);
-		vlan->eth_proto = rte_cpu_to_be_16(ether_type);
-		off += sizeof(*vlan);
-	} else {
-		eth->ether_type = rte_cpu_to_be_16(ether_type);
-	}
+	off = droce_eth_hdr_write(p, &a->dst_mac, &a->src_mac, a->vlan_tci,
+				  a->ipv6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
 	if (a->ipv6) {
 		write_ipv6((struct rte_ipv6_hdr *)(p + off), a, udp_len);
 		off += sizeof(struct rte_ipv6_hdr);

@@ -818,6 +818,31 @@ uint32_t droce_crc32_beside_masked(void *p, uint32_t len, const struct droce_crc
  */
 bool droce_copy_init(void);
 
+/**
+ * Write an Ethernet header to @p dst from @p src at @p p, with an 802.1Q
+ * tag when @p vlan_tci is not 0, for a payload of @p ether_type (host
+ * order). @return its length.
+ */
+static inline uint32_t
+droce_eth_hdr_write(uint8_t *p, const struct rte_ether_addr *dst,
+		    const struct rte_ether_addr *src, uint16_t vlan_tci, uint16_t ether_type)
+{
+	struct rte_ether_hdr *eh = (struct rte_ether_hdr *)p;
+
+	rte_ether_addr_copy(dst, &eh->dst_addr);
+	rte_ether_addr_copy(src, &eh->src_addr);
+	if (vlan_tci == 0) {
+		eh->ether_type = rte_cpu_to_be_16(ether_type);
+		return sizeof(*eh);
+	}
+	struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eh + 1);
+
+	eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_VLAN);
+	vh->vlan_tci = rte_cpu_to_be_16(vlan_tci);
+	vh->eth_proto = rte_cpu_to_be_16(ether_type);
+	return sizeof(*eh) + sizeof(*vh);
+}
+
 /* ---- IPv6 neighbour discovery (RFC 4861) ---- */
 
 /** ICMPv6 types of neighbour solicitation and advertisement. */
