@@ -15,6 +15,8 @@ set -euo pipefail
 build=${1:?usage: run_mckey_bridge.sh BUILD_DIR}
 group=239.1.1.1
 
+# shellcheck source=tests/common/pair_env.sh
+source "$(dirname "$0")/../common/pair_env.sh"
 # shellcheck source=tests/common/dropin_env.sh
 source "$(dirname "$0")/../common/dropin_env.sh"
 dropin_env "$build"
@@ -61,7 +63,7 @@ for i in 0 1; do
 	ip link set "$d" up
 	cat > "$tmp/conf$i" <<-EOF
 	[eal]
-	args = -l $i --in-memory --no-pci --no-telemetry --log-level=lib.eal:error --vdev=net_af_packet0,iface=$d
+	args = -l $i $(pair_mem) --no-pci --no-telemetry --log-level=lib.eal:error --vdev=net_af_packet0,iface=$d
 	[port0]
 	device = net_af_packet0
 	ipv4 = 10.0.0.$((i + 1))/24

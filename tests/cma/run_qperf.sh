@@ -11,16 +11,25 @@
 # does when the process's file closes; without it each test took a
 # minute and more (the client's DREQ retries), and this run over three.
 #
-# Usage: run_qperf.sh BUILD_DIR
+# Usage: [QPERF_TESTS="TEST..."] [KEEP_TMP=1] run_qperf.sh BUILD_DIR
+#   QPERF_TESTS  qperf's tests to run (default rc_bw rc_lat); every rc_*
+#                test works over -cm1 (seen here: rc_bi_bw, rc_rdma_write_bw,
+#                rc_rdma_read_bw, rc_rdma_write_lat, rc_rdma_read_lat,
+#                rc_compare_swap_mr, rc_fetch_add_mr); qperf makes its uc_*
+#                and ud_* QPs without rdma_cm and without a GRH, which
+#                RoCE refuses (EINVAL), as on rxe
+#   KEEP_TMP     keep the work folder (the configurations, both outputs)
 # Exits 77 (skipped) where qperf is missing or no namespace can be made.
 set -euo pipefail
 
 build=${1:?usage: run_qperf.sh BUILD_DIR}
-tests=(rc_bw rc_lat)
+tests=(${QPERF_TESTS:-rc_bw rc_lat})
 # The whole client run: each test 1 s, a DPDK start per test on each side.
 bound=60
 
 command -v qperf > /dev/null || { echo "skipped: qperf is not installed"; exit 77; }
+# shellcheck source=tests/common/pair_env.sh
+source "$(dirname "$0")/../common/pair_env.sh"
 # shellcheck source=tests/common/dropin_env.sh
 source "$(dirname "$0")/../common/dropin_env.sh"
 dropin_env "$build"
@@ -35,7 +44,7 @@ cleanup() {
 	wait 2> /dev/null || true
 	ip netns del "${ns[0]}" 2> /dev/null || true
 	ip netns del "${ns[1]}" 2> /dev/null || true
-	rm -rf "$tmp"
+	[[ -n ${KEEP_TMP:-} ]] || rm -rf "$tmp"
 }
 trap cleanup EXIT
 
@@ -54,7 +63,7 @@ for i in 0 1; do
 	ip -n "$n" link set lo up
 	cat > "$tmp/conf$i" <<-EOF
 	[eal]
-	args = -l $i --in-memory --no-pci --no-telemetry --log-level=lib.eal:error --vdev=net_af_packet0,iface=$dev
+	args = -l $i $(pair_mem) --no-pci --no-telemetry --log-level=lib.eal:error --vdev=net_af_packet0,iface=$dev
 	[port0]
 	device = net_af_packet0
 	ipv4 = $ip/24

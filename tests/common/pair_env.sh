@@ -12,19 +12,25 @@
 # and pair_memif_confs writes the two ends' droce configurations.
 # shellcheck disable=SC2034 # the variables are for the sourcing script
 pair_setup() {
-	local free_pages
-
 	tmp=$(mktemp -d "/tmp/droce-$1.XXXXXX")
 	pids=()
 	trap pair_cleanup EXIT
-	free_pages=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
-	if mountpoint -q /dev/hugepages && (( ${free_pages:-0} >= 256 )); then
-		mem="--in-memory"
-	else
-		mem="--no-huge -m 512 --no-shconf"
-	fi
+	mem=$(pair_mem)
 	client_cpu=$(( $(nproc) > 1 ? 1 : 0 ))
 	tcp_port=$(( 20000 + $$ % 20000 ))
+}
+
+# pair_mem: the EAL memory options for one of two processes, as above
+# (also for scripts that set up their own ports).
+pair_mem() {
+	local free_pages
+
+	free_pages=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+	if mountpoint -q /dev/hugepages && (( ${free_pages:-0} >= 256 )); then
+		echo "--in-memory"
+	else
+		echo "--no-huge -m 512 --no-shconf"
+	fi
 }
 
 # pair_memif_confs LINK [ipv6]: write $tmp/server.conf and $tmp/client.conf
