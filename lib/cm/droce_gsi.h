@@ -54,9 +54,9 @@ void droce_gsi_close(struct droce_gsi *g);
 int droce_gsi_send(struct droce_gsi *g, const uint8_t dgid[16], const uint8_t mad[DROCE_MAD_SIZE]);
 
 /**
- * Wait until every MAD sent so far has left QP1 (its send completed: the
- * frame went to the port), or until droce_gsi_now_us() reaches
- * @p deadline_us. @return 0, or -ETIMEDOUT (an engine nobody runs).
+ * Wait until every MAD sent so far has completed on QP1 (the engine built
+ * its frame), or until droce_gsi_now_us() reaches @p deadline_us.
+ * @return 0, or -ETIMEDOUT (an engine nobody runs).
  */
 int droce_gsi_drain(struct droce_gsi *g, uint64_t deadline_us);
 
