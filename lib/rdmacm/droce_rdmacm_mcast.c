@@ -14,11 +14,14 @@
  * called (librdmacm attaches the one it has when the event is read), and
  * a failed attach fails the call with its errno (librdmacm turns the event
  * into MULTICAST_ERROR). The kernel refuses IPv6 groups on RoCEv2, having
- * no MLD for them; droce's port joins them as it joins IPv4 groups. No
- * IGMP or MLD report is sent (docs/rdma-cm.md).
+ * no MLD for them; droce's port joins them as it joins IPv4 groups. The
+ * port reports its IPv4 groups by IGMP (lib/port/droce_igmp.c); no MLD
+ * report is sent for IPv6 ones (docs/rdma-cm.md).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +44,22 @@ mc_addr_ok(const struct sockaddr *sa)
 	if (sa->sa_family == AF_INET)
 		return IN_MULTICAST(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
 	return IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+/* From here the group's datagrams reach the ID's QP (when @p attached): a
+ * script can wait for this line before it starts the sender. */
+static void
+mc_log_join(const struct sockaddr *sa, bool attached)
+{
+	char addr[INET6_ADDRSTRLEN], msg[96];
+	const void *a = sa->sa_family == AF_INET ?
+		(const void *)&((const struct sockaddr_in *)sa)->sin_addr :
+		(const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+	if (inet_ntop(sa->sa_family, a, addr, sizeof(addr)) == NULL)
+		return;
+	snprintf(msg, sizeof(msg), "rdma_cm: joined %s%s", addr, attached ? "" : " (send only)");
+	droce_gsi_log_info(msg);
 }
 
 /* As the kernel asks: a UD ID with a device, whose address is bound or
@@ -101,6 +120,7 @@ rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *at
 	pthread_mutex_lock(&c->mc_lock);
 	LIST_INSERT_HEAD(&c->mcs, mc, link);
 	pthread_mutex_unlock(&c->mc_lock);
+	mc_log_join(attr->addr, mc->attached);
 
 	cma_ud_ah_attr(c, &mc->mgid, sgid, &p.ah_attr);
 	cma_event_queue_ud(c, RDMA_CM_EVENT_MULTICAST_JOIN, 0, &p, NULL, 0, NULL);

@@ -5,7 +5,8 @@
 # 10.0.0.1, the client 10.0.0.2 (tests/common/pair_env.sh).
 #
 # Usage: run_cma.sh BUILD_DIR [--expect REGEX] [--client-fails] [--kill-server]
-#                   [--no-listen] [--ipv6] [--client PROGRAM2] PROGRAM -- SERVER_ARGS -- CLIENT_ARGS
+#                   [--no-listen | --ready REGEX] [--ipv6] [--client PROGRAM2]
+#                   PROGRAM -- SERVER_ARGS -- CLIENT_ARGS
 #   @PORT@ in the arguments becomes a port of this run's own, @PORT1@ the
 #   next one. Both sides must exit 0 (the client non-zero with
 #   --client-fails), and the client's or server's output must match REGEX
@@ -16,8 +17,10 @@
 #   @EAL@ in the client's arguments becomes the EAL arguments of its
 #   configuration (for a DPDK application that starts the EAL itself).
 #   The client starts once the server's droce logged that it listens
-#   (rdma_listen(), at log level info); --no-listen: a server that never
-#   calls it (a verbs program), started a second before the client.
+#   (rdma_listen(), at log level info), or logged a line that matches
+#   REGEX (--ready: such as 'rdma_cm: joined', a multicast receiver's
+#   join); --no-listen: a server that logs neither (a verbs program),
+#   started a second before the client.
 set -euo pipefail
 
 build=${1:?usage: run_cma.sh BUILD_DIR [--expect REGEX] PROGRAM -- SERVER_ARGS -- CLIENT_ARGS}
@@ -26,14 +29,15 @@ expect=
 client_fails=false
 kill_server=false
 client_prog=
-listens=true
+ready='rdma_cm: listening on port'
 ipv6=
 while [[ ${1:-} == --* ]]; do
 	case $1 in
 	--expect) expect=$2; shift 2 ;;
 	--client-fails) client_fails=true; shift ;;
 	--kill-server) kill_server=true; shift ;;
-	--no-listen) listens=false; shift ;;
+	--no-listen) ready=; shift ;;
+	--ready) ready=$2; shift 2 ;;
 	--ipv6) ipv6=ipv6; shift ;;
 	--client) client_prog=$2; shift 2 ;;
 	*) echo "run_cma: unknown option $1" >&2; exit 2 ;;
@@ -74,8 +78,8 @@ for a in "${client_args[@]}"; do
 done
 client_args=("${args[@]}")
 
-# The server logs at level info: its "listening on port" line says when
-# a client may connect.
+# The server logs at level info: its "listening on port" line (or the
+# --ready one) says when a client may start.
 run() {
 	local role=$1 level=
 	shift
@@ -95,9 +99,9 @@ start_server() {
 		[[ -S $tmp/memif.sock ]] && break
 		sleep 0.1
 	done
-	if $listens; then
+	if [[ -n $ready ]]; then
 		for (( i = 0; i < 300; i++ )); do
-			grep -q 'rdma_cm: listening on port' "$tmp/server.out" && break
+			grep -Eq "$ready" "$tmp/server.out" && break
 			sleep 0.1
 		done
 	else

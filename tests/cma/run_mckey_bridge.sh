@@ -73,12 +73,13 @@ done
 ip link set "$br" up
 bridge_up=$SECONDS
 
-env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/conf0" timeout 30 \
-	stdbuf -oL mckey -m "$group" -b 10.0.0.1 -C 10 > "$tmp/server.out" 2>&1 &
+# droce logs the join at level info once the QP is attached.
+env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/conf0" DROCE_LOG=info timeout 30 \
+	mckey -m "$group" -b 10.0.0.1 -C 10 > "$tmp/server.out" 2>&1 &
 server=$!
 pids+=("$server")
 for (( i = 0; i < 200; i++ )); do
-	grep -q 'joined dgid' "$tmp/server.out" 2> /dev/null && break
+	grep -q 'rdma_cm: joined' "$tmp/server.out" 2> /dev/null && break
 	sleep 0.1
 done
 # The report's way to the bridge, and the bridge's querier in place.
