@@ -222,7 +222,9 @@ START_TEST(uc_refuses_at_post_time)
 				  .send_flags = IBV_SEND_SIGNALED,
 				  .wr.rdma = { (uintptr_t)(buf + 1), mr->rkey } },
 			   *bad;
+	struct ibv_recv_wr *rbad;
 	struct ibv_wc wc;
+	double end;
 
 	to_rts(s, r->qp_num);
 	to_rts(r, s->qp_num);
@@ -247,9 +249,22 @@ START_TEST(uc_refuses_at_post_time)
 		droce_dev_poll(0);
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 	ck_assert_uint_eq(wc.wr_id, 9);
-	/* The WRITE has landed once the peer's engine has had its turn. */
-	for (int i = 0; i < 1000 && buf[1] != *buf; i++)
-		droce_dev_poll(0);
+	/* A UC sender's completion says nothing of the peer. A SEND behind the
+	 * WRITE on the same QP, nothing lost, is received after the WRITE has
+	 * landed; its receive completion orders the read of the bytes after
+	 * the engine's write of them (a loop on the bytes alone would race). */
+	ck_assert_int_eq(ibv_post_recv(r, &(struct ibv_recv_wr){ .wr_id = 10 }, &rbad), 0);
+	ck_assert_int_eq(ibv_post_send(s, &(struct ibv_send_wr){ .wr_id = 11,
+				       .opcode = IBV_WR_SEND }, &bad), 0);
+	end = droce_test_now() + 10;
+	do {
+		while (ibv_poll_cq(rcq, 1, &wc) == 0) {
+			droce_dev_poll(0);
+			ck_assert(droce_test_now() < end);
+		}
+	} while (wc.qp_num != r->qp_num); /* an earlier test's flushed receives */
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.wr_id, 10);
 	ck_assert_uint_eq(buf[1], *buf);
 	ck_assert_int_eq(ibv_destroy_qp(s), 0);
 	ck_assert_int_eq(ibv_destroy_qp(r), 0);
