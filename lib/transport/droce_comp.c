@@ -90,25 +90,40 @@ comp_publish(struct droce_qp *qp, uint32_t cons, const struct ibv_wc *wc, unsign
  * The WQEs from index @p i that retire without a completion: SENDs and
  * WRITEs, unsignaled, sent, acknowledged by @p psn, that failed nothing
  * and whose frames no driver holds. With post lists and selective
- * signaling they are nearly all of an ACK's, and this loop takes one in
- * some 20 instructions where comp_ack_upto()'s, which must tell every
- * other case apart, took some 40 (docs/benchmarks.md, thirty-ninth
- * session). Nothing here stores, so the ring's fields are loaded once.
- * Only for a QP without sq_sig_all, which is what an unsignaled WQE says.
- * @return the index of the first WQE that is not such, or @p next.
+ * signaling they are nearly all of an ACK's. @p w0 is one such, just
+ * retired: a WQE with its opcode and flags (one 8-byte compare,
+ * droce_wqe_op_word) is unsignaled and neither a READ nor an atomic; one
+ * of other ones ends the run, and comp_ack_upto()'s loop, which tells
+ * every case apart, takes it. The ring's fields are locals (the load of
+ * a WQE's driver references orders the loads after it, so the compiler
+ * would load them again per WQE) and the next WQE is a step along the
+ * ring: some 19 instructions a WQE, where the loop with each check on
+ * its own and the ring's index took 27 (docs/benchmarks.md, forty-fifth
+ * session). Only for a QP without sq_sig_all, which an unsignaled WQE
+ * says. @return the index of the first WQE that is not such, or @p next.
  */
 static __rte_always_inline uint32_t
-comp_skip_quiet(const struct droce_qp *qp, uint32_t i, uint32_t next, uint32_t psn)
+comp_skip_quiet(const struct droce_qp *qp, const struct droce_send_wqe *w0, uint32_t i,
+		uint32_t next, uint32_t psn)
 {
-	for (; i != next; i++) {
-		const struct droce_send_wqe *w = droce_wq_at(&qp->sq, i);
+	const uint64_t op = droce_wqe_op_word(w0);
+	const uint8_t *const ring = qp->sq.buf;
+	const uint32_t stride = qp->sq.stride;
+	const uint8_t *const ring_end = ring + (size_t)(qp->sq.mask + 1) * stride;
+	const uint8_t *p = (const uint8_t *)droce_wq_at(&qp->sq, i);
+	uint32_t left;
 
-		if (w->error != 0 || w->state != DROCE_WQE_SENT ||
-		    droce_psn_diff(w->last_psn, psn) > 0 || (w->send_flags & IBV_SEND_SIGNALED) ||
-		    droce_wr_is_rd_atomic(w->opcode) || !droce_wqe_released(w))
+	for (left = next - i; left != 0; left--) {
+		const struct droce_send_wqe *w = (const void *)p;
+
+		if (droce_wqe_op_word(w) != op || w->error != 0 || w->state != DROCE_WQE_SENT ||
+		    droce_psn_diff(w->last_psn, psn) > 0 || !droce_wqe_released(w))
 			break;
+		p += stride;
+		if (p == ring_end)
+			p = ring;
 	}
-	return i;
+	return next - left;
 }
 
 /*
@@ -166,7 +181,7 @@ comp_ack_upto(struct droce_qp *qp, uint32_t psn)
 			/* Unsignaled: those after it most likely are too, and
 			 * are taken a run at a time. A signaled WQE of its own
 			 * (a latency test's) pays nothing for it. */
-			cons = comp_skip_quiet(qp, cons, next, psn);
+			cons = comp_skip_quiet(qp, w, cons, next, psn);
 			i = cons - 1;
 			continue;
 		}
