@@ -18,8 +18,9 @@
  * goes; where the PMD has no filter list (virtual ports) all-multicast
  * reception goes on instead, and droce filters by MAC itself, as it does
  * for unicast. With an IPv4 group joined the port also takes IGMP's
- * general queries (all systems, 224.0.0.1), and each IPv4 group's first
- * member and last member's going are told to the network (droce_igmp.c).
+ * general queries (all systems, 224.0.0.1; MLD's go to all nodes, which
+ * it takes for ND), and each group's first member and last member's
+ * going are told to the network (droce_mcast_report.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -160,7 +161,7 @@ droce_port_mcast_attach(struct droce_port *p, const uint8_t gid[16], uint32_t qp
 		/* Atomic: the senders' fast test reads it without the lock. */
 		__atomic_store_n(&mc->nb_groups, mc->nb_groups + 1, __ATOMIC_RELAXED);
 		mcast_filter(p);
-		droce_igmp_joined(p, gid);
+		droce_mcast_report_joined(p, gid);
 	}
 	for (unsigned i = 0; i < g->nb_qps; i++)
 		if (g->qpn[i] == qpn)
@@ -186,7 +187,7 @@ mcast_remove(struct droce_port *p, struct droce_mcast_group *g, uint32_t qpn)
 			continue;
 		g->qpn[i] = g->qpn[--g->nb_qps];
 		if (g->nb_qps == 0) {
-			droce_igmp_left(p, g->gid);
+			droce_mcast_report_left(p, g->gid);
 			*g = mc->groups[mc->nb_groups - 1];
 			__atomic_store_n(&mc->nb_groups, mc->nb_groups - 1, __ATOMIC_RELAXED);
 			mcast_filter(p);

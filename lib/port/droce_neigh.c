@@ -329,10 +329,12 @@ neigh_gc_scan(struct droce_port *p, struct droce_port_queue *pq, uint64_t now)
 
 	__atomic_store_n(&p->neigh_gc_next, now + p->tsc_hz * NEIGH_GC_S, __ATOMIC_RELAXED);
 	/* A port given IPv6 addresses tells the link where they are, once it
-	 * runs (IPv4-only ports stay as quiet as they were). */
+	 * runs, and reports their solicited-node groups (IPv4-only ports stay
+	 * as quiet as they were). */
 	if (!p->nd_announced && p->started && p->net.nb_ipv6 != 0) {
 		p->nd_announced = true;
 		droce_nd_announce(p, pq);
+		droce_mcast_report_solicited(p);
 	}
 	rte_spinlock_lock(&p->neigh_lock);
 	/* The slots the last scan deleted: no lookup that found them runs

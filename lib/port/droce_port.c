@@ -437,7 +437,7 @@ port_tick_due(struct droce_port *p, uint16_t q, uint64_t now)
 	if (q != 0)
 		return;
 	droce_neigh_gc(p, pq, now);
-	droce_igmp_tick(p, pq, now);
+	droce_mcast_report_tick(p, pq, now);
 	droce_port_link_watch(p, now);
 }
 

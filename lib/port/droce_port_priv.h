@@ -99,11 +99,12 @@ struct droce_mcast_group {
 	uint32_t qpn[DROCE_MCAST_QPS];
 };
 
-/* An IGMP message due for an IPv4 group (droce_igmp.c): the reports of a
- * group just joined, sent twice, or the leave of a group just left. */
-struct droce_igmp_due {
-	uint32_t group;              /* host order */
-	uint8_t type;                /* DROCE_IGMP_V2_REPORT or DROCE_IGMP_V2_LEAVE */
+/* A membership report due for a group (droce_mcast_report.c): the
+ * reports of a group just joined, sent twice, or the leave (IGMP) or done
+ * (MLD) of a group just left. */
+struct droce_mcast_report_due {
+	uint8_t gid[16];
+	bool leave;
 	uint8_t left;                /* messages still to send */
 	uint64_t at;                 /* TSC: the next one */
 };
@@ -113,11 +114,11 @@ struct droce_mcast {
 	uint32_t nb_groups;
 	bool allmulti;               /* all-multicast on, for want of a filter list */
 	struct droce_mcast_group groups[DROCE_MCAST_MAX];
-	/* IGMP messages due, under the write lock; queue 0's engine sends
-	 * them from igmp_next (TSC, atomic) on. */
-	unsigned nb_igmp_due;
-	uint64_t igmp_next;
-	struct droce_igmp_due igmp_due[2 * DROCE_MCAST_MAX];
+	/* Membership reports due, under the write lock; queue 0's engine
+	 * sends them from report_next (TSC, atomic) on. */
+	unsigned nb_report_due;
+	uint64_t report_next;
+	struct droce_mcast_report_due report_due[2 * DROCE_MCAST_MAX];
 };
 /* One RX/TX queue pair and what only its engine writes. */
 struct droce_port_queue {
@@ -300,7 +301,7 @@ void droce_arp_input(struct droce_port *p, struct droce_port_queue *pq, struct r
 		     uint32_t off, uint16_t vlan_tci);
 int droce_arp_request(struct droce_port *p, struct droce_port_queue *pq, uint32_t ip);
 
-/* droce_port_rx.c: a frame of the port's own protocols (ND, IGMP), which
+/* droce_port_rx.c: a frame of the port's own protocols (ND, IGMP, MLD), which
  * their parser took as such (@p ok: valid), is consumed here and counted:
  * malformed, for another VLAN, or handled (rx_arp). @return whether the
  * caller acts on what it parsed. */
@@ -320,17 +321,35 @@ int droce_nd_solicit(struct droce_port *p, struct droce_port_queue *pq,
 bool droce_nd_mcast_accept(const struct droce_port *p, const struct rte_ether_addr *dst);
 void droce_nd_announce(struct droce_port *p, struct droce_port_queue *pq);
 
-/* droce_igmp.c: IGMP for the port's IPv4 groups. droce_igmp_input(), on
- * the queue @p pq of the calling engine, consumes @p m and returns true
- * when it is IGMP (a query answered, anything else dropped); other IPv4
- * frames stay the caller's. droce_igmp_joined() and droce_igmp_left(),
- * under the multicast table's write lock (any thread), have reports or a
- * leave sent; droce_igmp_tick() sends them, on queue 0's engine. */
+/* droce_mcast_report.c: membership reports for the port's groups, IGMP
+ * for IPv4 ones and MLD for IPv6 ones. droce_mcast_report_joined() and
+ * droce_mcast_report_left(), under the multicast table's write lock (any
+ * thread), have reports or a leave sent; droce_mcast_report_tick() sends
+ * them, on queue 0's engine. droce_mcast_report_answer(), on the queue
+ * @p pq of the calling engine, answers a query of IGMP (@p v4) or MLD for
+ * group @p asked, NULL for all, with a report of each group it has. */
+void droce_mcast_report_joined(struct droce_port *p, const uint8_t gid[16]);
+void droce_mcast_report_left(struct droce_port *p, const uint8_t gid[16]);
+void droce_mcast_report_tick(struct droce_port *p, struct droce_port_queue *pq, uint64_t now);
+/* The solicited-node groups of a port given IPv6 addresses reported, as
+ * its addresses are announced (any thread). */
+void droce_mcast_report_solicited(struct droce_port *p);
+void droce_mcast_report_answer(struct droce_port *p, struct droce_port_queue *pq, bool v4,
+			       const uint8_t *asked);
+
+/* droce_igmp.c and droce_mld.c: a group's report (or, @p leave, its leave
+ * or done) sent on the queue @p pq of the calling engine; the input
+ * functions consume @p m and return true when it is IGMP (IPv4) or MLD
+ * (IPv6): a query answered, anything else dropped. Other frames stay the
+ * caller's. */
+void droce_igmp_send(struct droce_port *p, struct droce_port_queue *pq, const uint8_t gid[16],
+		     bool leave);
 bool droce_igmp_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
 		      uint32_t off, uint16_t vlan_tci);
-void droce_igmp_joined(struct droce_port *p, const uint8_t gid[16]);
-void droce_igmp_left(struct droce_port *p, const uint8_t gid[16]);
-void droce_igmp_tick(struct droce_port *p, struct droce_port_queue *pq, uint64_t now);
+void droce_mld_send(struct droce_port *p, struct droce_port_queue *pq, const uint8_t gid[16],
+		    bool leave);
+bool droce_mld_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
+		     uint32_t off, uint16_t vlan_tci);
 
 /* droce_net.c: the port's IPv6 addresses, VLAN, priority and routes. */
 int droce_net_init(struct droce_port *p, const struct droce_net_conf *c);

@@ -251,7 +251,8 @@ rx_one(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m, bo
 		droce_arp_input(p, pq, m, off, vlan_tci);
 		return false;
 	case RTE_BE16(RTE_ETHER_TYPE_IPV6):
-		if (droce_nd_input(p, pq, m, off, vlan_tci))
+		if (droce_nd_input(p, pq, m, off, vlan_tci) ||
+		    droce_mld_input(p, pq, m, off, vlan_tci))
 			return false;
 		break;
 	case RTE_BE16(RTE_ETHER_TYPE_IPV4):

@@ -951,6 +951,54 @@ enum droce_igmp_err droce_igmp_parse(const struct rte_mbuf *m, uint32_t l3_off,
  */
 int droce_igmp_write(struct rte_mbuf *m, const struct droce_igmp_msg *msg);
 
+/* ---- MLD (RFC 2710, RFC 3810): a host's side, for UD multicast ---- */
+
+/** MLD message types (ICMPv6). */
+#define DROCE_MLD_QUERY     130 /**< multicast listener query, of either version */
+#define DROCE_MLD_V1_REPORT 131
+#define DROCE_MLD_V1_DONE   132
+#define DROCE_MLD_V2_REPORT 143
+
+/** An MLD message and the frame around it: what droce_mld_parse() finds
+ *  and droce_mld_write() sends. */
+struct droce_mld_msg {
+	uint8_t type;                   /**< DROCE_MLD_* */
+	uint16_t vlan_tci;              /**< 0: untagged */
+	struct rte_ether_addr eth_src;  /**< the destination's follows from dst */
+	uint8_t src[16], dst[16];       /**< IPv6 source (link-local) and destination */
+	uint8_t group[16];              /**< a query's all zeros: a general query */
+};
+
+/** Why droce_mld_parse() rejected a frame. */
+enum droce_mld_err {
+	DROCE_MLD_OK = 0,
+	DROCE_MLD_NOT_MLD, /**< IPv6, but not MLD */
+	DROCE_MLD_INVALID, /**< MLD that RFC 2710 and 3810 say to drop */
+};
+
+/**
+ * Parse the IPv6 packet at @p l3_off of @p m (any chain) as MLD: a
+ * Hop-by-Hop Options header (RFC 8200) with the Router Alert option of
+ * value 0 (RFC 2711) and no option that says to drop a packet that does
+ * not know it, then an ICMPv6 message of an MLD type (NOT_MLD for
+ * anything else) whose checksum holds over the IPv6 pseudo-header, at
+ * least 24 bytes (28 for a version 2 query, told by its length), hop
+ * limit 1, the payload within the frame; a query's source link-local
+ * (fe80::/10) and its group unspecified (general) or multicast.
+ * @p msg's Ethernet source comes from the frame (and @p vlan_tci).
+ */
+enum droce_mld_err droce_mld_parse(const struct rte_mbuf *m, uint32_t l3_off,
+				   uint16_t vlan_tci, struct droce_mld_msg *msg);
+
+/**
+ * Write @p msg (an MLDv1 report or done) as a whole frame into the empty
+ * mbuf @p m: Ethernet to the multicast MAC of msg->dst, the optional
+ * 802.1Q tag, IPv6 with hop limit 1, a Hop-by-Hop Options header with the
+ * Router Alert (MLD) and padding, the 24-byte message with its checksum.
+ * @return 0, or -ENOMEM when @p m has no room.
+ */
+int droce_mld_write(struct rte_mbuf *m, const struct droce_mld_msg *msg);
+
 #ifdef __cplusplus
 }
 #endif

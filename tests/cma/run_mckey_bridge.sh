@@ -7,13 +7,25 @@
 # port's IGMP report) or the client's datagrams to 239.1.1.1 never reach
 # it: the server receives its 10 datagrams, and the bridge's multicast
 # database holds the group on the server's port.
+# With --ipv6 the same over IPv6 and MLD: the ports have fd00::1 and
+# fd00::2, the group is ff0e::1234, the bridge (given IPv6, whose
+# link-local address its MLD querier sends from) snoops MLD, and its
+# database must also hold the solicited-node group of the server's
+# address (ff02::1:ff00:1), without which it would pass no neighbour
+# solicitation for fd00::1 to the server.
 #
-# Usage: run_mckey_bridge.sh BUILD_DIR
+# Usage: run_mckey_bridge.sh BUILD_DIR [--ipv6]
 # Exits 77 (skipped) where no bridge or veth pair can be made.
 set -euo pipefail
 
-build=${1:?usage: run_mckey_bridge.sh BUILD_DIR}
-group=239.1.1.1
+build=${1:?usage: run_mckey_bridge.sh BUILD_DIR [--ipv6]}
+ipv6=false
+[[ ${2:-} == --ipv6 ]] && ipv6=true
+if $ipv6; then
+	group=ff0e::1234 addr=(fd00::1 fd00::2)
+else
+	group=239.1.1.1 addr=(10.0.0.1 10.0.0.2)
+fi
 
 # shellcheck source=tests/common/pair_env.sh
 source "$(dirname "$0")/../common/pair_env.sh"
@@ -44,11 +56,21 @@ trap cleanup EXIT
 # on (before, it floods: to no port here); 10 s by default, 0.5 s here,
 # set before the querier is.
 if ! ip link add "$br" type bridge mcast_snooping 1 mcast_query_response_interval 50 \
-	2> /dev/null || ! ip link set "$br" type bridge mcast_querier 1; then
+	2> /dev/null; then
 	echo "skipped: cannot create a bridge"
 	exit 77
 fi
-sysctl -qw "net.ipv6.conf.$br.disable_ipv6=1"
+# The bridge's IPv6 (for --ipv6): a link-local address at once (no
+# duplicate address detection), from which its MLD querier sends. The
+# querier counts for MLD only once a query of its own went out from an
+# address (before, it floods: to no port here), so it is turned on once
+# the bridge is up and has one; its next query would be half a minute
+# later.
+if $ipv6; then
+	sysctl -qw "net.ipv6.conf.$br.accept_dad=0" "net.ipv6.conf.$br.disable_ipv6=0"
+else
+	sysctl -qw "net.ipv6.conf.$br.disable_ipv6=1"
+fi
 for i in 0 1; do
 	d=dmd$i$$ b=dmb$i$$
 	if ! ip link add "$d" type veth peer name "$b" 2> /dev/null; then
@@ -69,13 +91,21 @@ for i in 0 1; do
 	ipv4 = 10.0.0.$((i + 1))/24
 	mtu = 1024
 	EOF
+	$ipv6 && echo "ipv6 = fd00::$((i + 1))/64" >> "$tmp/conf$i"
 done
 ip link set "$br" up
+if $ipv6; then
+	for (( i = 0; i < 50; i++ )); do
+		[[ -n $(ip -6 addr show dev "$br" scope link) ]] && break
+		sleep 0.1
+	done
+fi
+ip link set "$br" type bridge mcast_querier 1
 bridge_up=$SECONDS
 
 # droce logs the join at level info once the QP is attached.
 env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/conf0" DROCE_LOG=info timeout 30 \
-	mckey -m "$group" -b 10.0.0.1 -C 10 > "$tmp/server.out" 2>&1 &
+	mckey -m "$group" -b "${addr[0]}" -C 10 > "$tmp/server.out" 2>&1 &
 server=$!
 pids+=("$server")
 for (( i = 0; i < 200; i++ )); do
@@ -88,7 +118,7 @@ while (( SECONDS - bridge_up < 2 )); do sleep 0.1; done
 mdb=$(bridge mdb show dev "$br")
 status=0
 env "${DROPIN_ENV[@]}" DROCE_CONF="$tmp/conf1" timeout 60 \
-	mckey -m "$group" -b 10.0.0.2 -s -C 10 > "$tmp/client.out" 2>&1 || status=$?
+	mckey -m "$group" -b "${addr[1]}" -s -C 10 > "$tmp/client.out" 2>&1 || status=$?
 sstatus=0
 wait "$server" || sstatus=$?
 pids=()
@@ -104,7 +134,11 @@ check() {
 	if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; failed=1; fi
 }
 check "the bridge has $group on the server's port" \
-	'grep -Eq "port dmb0$$ grp $group" <<< "$mdb"'
+	'grep -Eq "port dmb0$$ grp $group " <<< "$mdb"'
+if $ipv6; then
+	check "the bridge has the solicited-node group of fd00::1 on the server's port" \
+		'grep -Eq "port dmb0$$ grp ff02::1:ff00:1 " <<< "$mdb"'
+fi
 check "the client sends (status $status)" '(( status == 0 ))'
 check "the server receives its 10 datagrams through the snooping bridge (status $sstatus)" \
 	'(( sstatus == 0 ))'

@@ -332,10 +332,11 @@ START_TEST(test_nd_unsolicited)
 
 	ck_assert_int_eq(attach(&na, &nb), 0);
 	droce_port_gid(pb, GID_V6, gb);
-	/* B's first housekeeping advertises its link-local and global GIDs. */
+	/* B's first housekeeping advertises its link-local and global GIDs,
+	 * and reports their solicited-node groups (MLD, test_mld_solicited). */
 	pb->neigh_gc_next = 0;
 	droce_port_tick(pb, 0, rte_get_tsc_cycles());
-	ck_assert_uint_eq(pb->q[0].stats.tx_arp, 2);
+	ck_assert_uint_eq(pb->q[0].stats.tx_arp, 4);
 	pump(pa, NULL);
 	ck_assert_uint_eq(pa->q[0].stats.rx_arp, 2);
 	e = neigh_find(pa, gb);
@@ -347,7 +348,7 @@ START_TEST(test_nd_unsolicited)
 	/* Once only. */
 	pb->neigh_gc_next = 0;
 	droce_port_tick(pb, 0, rte_get_tsc_cycles());
-	ck_assert_uint_eq(pb->q[0].stats.tx_arp, 2);
+	ck_assert_uint_eq(pb->q[0].stats.tx_arp, 4);
 }
 END_TEST
 
@@ -829,22 +830,22 @@ START_TEST(test_igmp)
 	/* A report at once (from the next tick of queue 0's engine), and one
 	 * a second later; then none. */
 	now = rte_get_tsc_cycles();
-	droce_igmp_tick(pa, &pa->q[0], now);
+	droce_mcast_report_tick(pa, &pa->q[0], now);
 	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 1);
 	ck_assert_uint_eq(got[0].type, DROCE_IGMP_V2_REPORT);
 	ck_assert_uint_eq(got[0].group, g1);
 	ck_assert_uint_eq(got[0].dst, g1);
 	ck_assert_uint_eq(got[0].src, IP4(10, 0, 0, 1));
 	ck_assert(rte_is_same_ether_addr(&got[0].eth_src, &mac_a));
-	droce_igmp_tick(pa, &pa->q[0], now + hz / 2);
+	droce_mcast_report_tick(pa, &pa->q[0], now + hz / 2);
 	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 0);
-	droce_igmp_tick(pa, &pa->q[0], now + hz);
+	droce_mcast_report_tick(pa, &pa->q[0], now + hz);
 	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 1);
 	ck_assert_uint_eq(got[0].type, DROCE_IGMP_V2_REPORT);
-	droce_igmp_tick(pa, &pa->q[0], now + 5 * hz);
+	droce_mcast_report_tick(pa, &pa->q[0], now + 5 * hz);
 	/* A second member of the group changes nothing. */
 	ck_assert_int_eq(droce_port_mcast_attach(pa, grp, 0x12), 0);
-	droce_igmp_tick(pa, &pa->q[0], now + 6 * hz);
+	droce_mcast_report_tick(pa, &pa->q[0], now + 6 * hz);
 	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 0);
 
 	/* Queries: general, and for the group, are answered; for another
@@ -865,10 +866,10 @@ START_TEST(test_igmp)
 
 	/* The last member's going: a leave to all routers. */
 	ck_assert_int_eq(droce_port_mcast_detach(pa, grp, 0x11), 0);
-	droce_igmp_tick(pa, &pa->q[0], now + 7 * hz);
+	droce_mcast_report_tick(pa, &pa->q[0], now + 7 * hz);
 	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 0);
 	ck_assert_int_eq(droce_port_mcast_detach(pa, grp, 0x12), 0);
-	droce_igmp_tick(pa, &pa->q[0], now + 8 * hz);
+	droce_mcast_report_tick(pa, &pa->q[0], now + 8 * hz);
 	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 1);
 	ck_assert_uint_eq(got[0].type, DROCE_IGMP_V2_LEAVE);
 	ck_assert_uint_eq(got[0].dst, DROCE_IGMP_ALL_ROUTERS);
@@ -877,9 +878,258 @@ START_TEST(test_igmp)
 	/* An IPv6 group has no IGMP. */
 	ip6("ff0e::1234", grp6);
 	ck_assert_int_eq(droce_port_mcast_attach(pa, grp6, 0x11), 0);
-	droce_igmp_tick(pa, &pa->q[0], now + 9 * hz);
+	droce_mcast_report_tick(pa, &pa->q[0], now + 9 * hz);
 	ck_assert_uint_eq(igmp_rx(eth_b, got, 4), 0);
 	ck_assert_int_eq(droce_port_mcast_detach(pa, grp6, 0x11), 0);
+}
+END_TEST
+
+/* MLD frames that reach @p eth, checked as RFC 2710 sends them (hop
+ * limit 1, a Hop-by-Hop header, the group's MAC): @return how many. */
+static unsigned
+mld_rx(uint16_t eth, struct droce_mld_msg *got, unsigned max)
+{
+	struct rte_mbuf *pkts[BURST];
+	unsigned n = 0;
+	uint16_t k, i;
+
+	while ((k = rte_eth_rx_burst(eth, 0, pkts, BURST)) != 0) {
+		for (i = 0; i < k; i++) {
+			const struct rte_ether_hdr *eh =
+				rte_pktmbuf_mtod(pkts[i], const struct rte_ether_hdr *);
+			const struct rte_ipv6_hdr *ip = (const struct rte_ipv6_hdr *)(eh + 1);
+			struct droce_mld_msg msg;
+
+			if (eh->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6) &&
+			    droce_mld_parse(pkts[i], RTE_ETHER_HDR_LEN, 0, &msg) == DROCE_MLD_OK) {
+				ck_assert_uint_lt(n, max);
+				ck_assert_uint_eq(eh->dst_addr.addr_bytes[0], 0x33);
+				ck_assert_mem_eq(eh->dst_addr.addr_bytes + 2, msg.dst + 12, 4);
+				ck_assert_uint_eq(ip->hop_limits, 1);
+				ck_assert_uint_eq(ip->proto, 0);
+				got[n++] = msg;
+			}
+		}
+		rte_pktmbuf_free_bulk(pkts, k);
+	}
+	return n;
+}
+
+/* B sends an MLD query for @p group (NULL: all) from its link-local
+ * address, to all nodes or to the group; with @p bad its checksum is
+ * wrong. A takes it. */
+static void
+mld_query_from_b(const uint8_t *group, bool bad)
+{
+	struct droce_mld_msg q = { .type = DROCE_MLD_QUERY };
+	struct rte_mbuf *m = rte_pktmbuf_alloc(droce_port_mempool(pb));
+
+	ck_assert_ptr_nonnull(m);
+	droce_port_mac(pb, &q.eth_src);
+	ck_assert_int_eq(droce_port_gid(pb, 0, q.src), 0);
+	if (group != NULL) {
+		memcpy(q.group, group, 16);
+		memcpy(q.dst, group, 16);
+	} else {
+		ip6("ff02::1", q.dst);
+	}
+	ck_assert_int_eq(droce_mld_write(m, &q), 0);
+	if (bad)
+		rte_pktmbuf_mtod_offset(m, uint8_t *, rte_pktmbuf_data_len(m) - 1)[0] ^= 1;
+	ck_assert_uint_eq(droce_port_tx(pb, 0, &m, 1), 1);
+	pump(pa, NULL);
+}
+
+/* @p msg written, byte @p at of the frame set to @p val unless @p at is 0,
+ * split into two segments after @p split bytes unless 0, parsed back. */
+static enum droce_mld_err
+mld_roundtrip(const struct droce_mld_msg *msg, unsigned at, uint8_t val, uint16_t split,
+	      struct droce_mld_msg *out)
+{
+	struct rte_mempool *mp = droce_port_mempool(pa);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	enum droce_mld_err err;
+
+	ck_assert_int_eq(droce_mld_write(m, msg), 0);
+	if (at != 0)
+		rte_pktmbuf_mtod_offset(m, uint8_t *, at)[0] = val;
+	if (split != 0) {
+		struct rte_mbuf *tail = rte_pktmbuf_alloc(mp);
+		uint16_t rest = (uint16_t)(rte_pktmbuf_data_len(m) - split);
+
+		memcpy(rte_pktmbuf_append(tail, rest), rte_pktmbuf_mtod_offset(m, void *, split),
+		       rest);
+		rte_pktmbuf_trim(m, rest);
+		ck_assert_int_eq(rte_pktmbuf_chain(m, tail), 0);
+	}
+	err = droce_mld_parse(m, RTE_ETHER_HDR_LEN, 0, out);
+	rte_pktmbuf_free(m);
+	return err;
+}
+
+/* MLD on the wire: what is written parses back, in one segment or two
+ * (split in the IPv6 header, the Hop-by-Hop header, the message); what
+ * RFC 2710, 2711 and 3810 say to drop is refused; ICMPv6 without the
+ * Hop-by-Hop header, or behind one with something else, is not MLD. */
+START_TEST(test_mld_wire)
+{
+	struct droce_net_conf none = { 0 };
+	struct droce_mld_msg q = { .type = DROCE_MLD_QUERY }, out;
+	/* Offsets in the frame: the IPv6 header's, the Hop-by-Hop header's
+	 * (its next header, the Router Alert's type and value), the group's
+	 * last byte. */
+	enum {
+		IP = RTE_ETHER_HDR_LEN, PLEN_LO = IP + 5, NEXT = IP + 6, HOPS = IP + 7,
+		HBH = IP + 40, HBH_NEXT = HBH, RA = HBH + 2, RA_VAL = HBH + 4, PADN = HBH + 6,
+		GROUP_LO = HBH + 8 + 23,
+	};
+
+	ck_assert_int_eq(attach(&none, &none), 0);
+	ip6("fe80::2", q.src);
+	ip6("ff02::1", q.dst);
+	ck_assert_int_eq(mld_roundtrip(&q, 0, 0, 0, &out), DROCE_MLD_OK);
+	ck_assert_uint_eq(out.type, DROCE_MLD_QUERY);
+	ck_assert_mem_eq(out.src, q.src, 16);
+	ck_assert_mem_eq(out.dst, q.dst, 16);
+	ck_assert_mem_eq(out.group, (uint8_t[16]){ 0 }, 16);
+	for (uint16_t split = IP + 5; split < GROUP_LO; split += 7)
+		ck_assert_int_eq(mld_roundtrip(&q, 0, 0, split, &out), DROCE_MLD_OK);
+	ip6("ff0e::1234", q.group);
+	ck_assert_int_eq(mld_roundtrip(&q, 0, 0, HBH + 8 + 11, &out), DROCE_MLD_OK);
+	ck_assert_mem_eq(out.group, q.group, 16);
+	/* The checksum; a query routed here; no Router Alert, or another
+	 * one's; an option that asks to drop; payload lengths that do not
+	 * hold. */
+	ck_assert_int_eq(mld_roundtrip(&q, GROUP_LO, 0x35, 0, &out), DROCE_MLD_INVALID);
+	ck_assert_int_eq(mld_roundtrip(&q, HOPS, 2, 0, &out), DROCE_MLD_INVALID);
+	ck_assert_int_eq(mld_roundtrip(&q, RA, 1, 0, &out), DROCE_MLD_INVALID);
+	ck_assert_int_eq(mld_roundtrip(&q, RA_VAL, 1, 0, &out), DROCE_MLD_INVALID);
+	ck_assert_int_eq(mld_roundtrip(&q, PADN, 0xc1, 0, &out), DROCE_MLD_INVALID);
+	ck_assert_int_eq(mld_roundtrip(&q, PLEN_LO, 31, 0, &out), DROCE_MLD_INVALID);
+	ck_assert_int_eq(mld_roundtrip(&q, PLEN_LO, 33, 0, &out), DROCE_MLD_INVALID);
+	/* An unknown option that may be skipped is. */
+	ck_assert_int_eq(mld_roundtrip(&q, PADN, 0x1e, 0, &out), DROCE_MLD_OK);
+	/* A query from an address that is not link-local, for a group that
+	 * is not one. */
+	ip6("2001:db8::2", q.src);
+	ck_assert_int_eq(mld_roundtrip(&q, 0, 0, 0, &out), DROCE_MLD_INVALID);
+	ip6("fe80::2", q.src);
+	ip6("2001:db8::9", q.group);
+	ck_assert_int_eq(mld_roundtrip(&q, 0, 0, 0, &out), DROCE_MLD_INVALID);
+	ip6("ff0e::1234", q.group);
+	ck_assert_int_eq(mld_roundtrip(&q, NEXT, 58, 0, &out), DROCE_MLD_NOT_MLD);
+	ck_assert_int_eq(mld_roundtrip(&q, HBH_NEXT, 17, 0, &out), DROCE_MLD_NOT_MLD);
+	/* Reports and dones parse; their source is not checked. */
+	q.type = DROCE_MLD_V1_DONE;
+	ip6("2001:db8::2", q.src);
+	ck_assert_int_eq(mld_roundtrip(&q, 0, 0, 0, &out), DROCE_MLD_OK);
+	ck_assert_uint_eq(out.type, DROCE_MLD_V1_DONE);
+}
+END_TEST
+
+/* A port's MLD: reports of a new IPv6 group from its link-local address,
+ * queries answered, a done when the group goes; none for IPv4 groups. */
+START_TEST(test_mld)
+{
+	struct droce_net_conf none = { 0 };
+	uint64_t hz = rte_get_tsc_hz(), now, malformed;
+	uint8_t grp[16], other[16], grp4[16], ll_a[16], all_routers[16];
+	struct droce_mld_msg got[4];
+
+	ck_assert_int_eq(attach(&none, &none), 0);
+	ck_assert_int_eq(droce_port_gid(pa, 0, ll_a), 0);
+	ip6("ff0e::1234", grp);
+	ip6("ff0e::99", other);
+	ip6("ff02::2", all_routers);
+	ck_assert_int_eq(droce_port_mcast_attach(pa, grp, 0x11), 0);
+
+	/* A report at once, one a second later, then none. */
+	now = rte_get_tsc_cycles();
+	droce_mcast_report_tick(pa, &pa->q[0], now);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 1);
+	ck_assert_uint_eq(got[0].type, DROCE_MLD_V1_REPORT);
+	ck_assert_mem_eq(got[0].group, grp, 16);
+	ck_assert_mem_eq(got[0].dst, grp, 16);
+	ck_assert_mem_eq(got[0].src, ll_a, 16);
+	droce_mcast_report_tick(pa, &pa->q[0], now + hz / 2);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 0);
+	droce_mcast_report_tick(pa, &pa->q[0], now + hz);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 1);
+	droce_mcast_report_tick(pa, &pa->q[0], now + 5 * hz);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 0);
+
+	/* Queries: general (to all nodes), and for the group, are answered;
+	 * for another group (its MAC not the port's), and with a bad
+	 * checksum (malformed), not. */
+	mld_query_from_b(NULL, false);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 1);
+	ck_assert_uint_eq(got[0].type, DROCE_MLD_V1_REPORT);
+	ck_assert_mem_eq(got[0].group, grp, 16);
+	mld_query_from_b(grp, false);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 1);
+	mld_query_from_b(other, false);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 0);
+	malformed = pa->q[0].stats.rx_malformed;
+	mld_query_from_b(NULL, true);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 0);
+	ck_assert_uint_eq(pa->q[0].stats.rx_malformed, malformed + 1);
+
+	/* The last member's going: a done to all routers. */
+	ck_assert_int_eq(droce_port_mcast_detach(pa, grp, 0x11), 0);
+	droce_mcast_report_tick(pa, &pa->q[0], now + 6 * hz);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 1);
+	ck_assert_uint_eq(got[0].type, DROCE_MLD_V1_DONE);
+	ck_assert_mem_eq(got[0].dst, all_routers, 16);
+	ck_assert_mem_eq(got[0].group, grp, 16);
+	/* An IPv4 group has no MLD; a general MLD query does not report it. */
+	ip4("239.1.1.1", grp4);
+	ck_assert_int_eq(droce_port_mcast_attach(pa, grp4, 0x11), 0);
+	droce_mcast_report_tick(pa, &pa->q[0], now + 7 * hz);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 0);
+	mld_query_from_b(NULL, false);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 0);
+	ck_assert_int_eq(droce_port_mcast_detach(pa, grp4, 0x11), 0);
+}
+END_TEST
+
+/* @p want among the @p n reports of @p got. */
+static bool
+mld_reported(const struct droce_mld_msg *got, unsigned n, const uint8_t want[16])
+{
+	for (unsigned i = 0; i < n; i++)
+		if (got[i].type == DROCE_MLD_V1_REPORT && memcmp(got[i].group, want, 16) == 0 &&
+		    memcmp(got[i].dst, want, 16) == 0)
+			return true;
+	return false;
+}
+
+/* A port given IPv6 addresses reports the solicited-node groups of its
+ * IPv6 GIDs once it runs, as a host's stack does, and names them in
+ * answer to queries: a switch that snoops MLD passes neighbour
+ * solicitations for its addresses to it only so. */
+START_TEST(test_mld_solicited)
+{
+	struct droce_net_conf na = net_v6("2001:db8::1:2:3"), nb = net_v6("2001:db8::2");
+	struct droce_mld_msg got[8];
+	uint8_t g[16], sn_ll[16], sn_v6[16];
+
+	ck_assert_int_eq(attach(&na, &nb), 0);
+	ck_assert_int_eq(droce_port_gid(pa, 0, g), 0);
+	droce_nd_solicited_node(g, sn_ll);
+	ck_assert_int_eq(droce_port_gid(pa, GID_V6, g), 0);
+	droce_nd_solicited_node(g, sn_v6);
+	pa->neigh_gc_next = 0;
+	droce_port_tick(pa, 0, rte_get_tsc_cycles());
+	ck_assert_uint_eq(mld_rx(eth_b, got, 8), 2);
+	ck_assert(mld_reported(got, 2, sn_ll));
+	ck_assert(mld_reported(got, 2, sn_v6));
+	mld_query_from_b(NULL, false);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 8), 2);
+	ck_assert(mld_reported(got, 2, sn_ll));
+	ck_assert(mld_reported(got, 2, sn_v6));
+	mld_query_from_b(sn_v6, false);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 8), 1);
+	ck_assert(mld_reported(got, 1, sn_v6));
 }
 END_TEST
 
@@ -906,6 +1156,9 @@ main(void)
 	tcase_add_test(tc, test_mcast_filter);
 	tcase_add_test(tc, test_igmp_wire);
 	tcase_add_test(tc, test_igmp);
+	tcase_add_test(tc, test_mld_wire);
+	tcase_add_test(tc, test_mld);
+	tcase_add_test(tc, test_mld_solicited);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
