@@ -53,6 +53,26 @@ report_send(struct droce_port *p, struct droce_port_queue *pq, const uint8_t gid
 		droce_mld_send(p, pq, gid, leave);
 }
 
+/* Is @p gid a group the port reports? Not all systems (224.0.0.1) nor
+ * all nodes (ff02::1), which every host is in and nobody reports (RFC
+ * 2236 6, RFC 2710 5), nor an IPv6 group of a scope under the link's
+ * (interface-local: it never leaves the host); IPv4 groups only from a
+ * port with an address. */
+static bool
+report_wanted(const struct droce_port *p, const uint8_t gid[16])
+{
+	static const uint8_t all_nodes[16] = {
+		0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01
+	};
+	uint8_t all_systems[16];
+
+	if (droce_gid_is_v4mapped(gid)) {
+		droce_gid_from_ipv4(DROCE_IGMP_ALL_SYSTEMS, all_systems);
+		return p->ipv4 != 0 && memcmp(gid, all_systems, 16) != 0;
+	}
+	return (gid[1] & 0x0f) >= 2 && memcmp(gid, all_nodes, 16) != 0;
+}
+
 /* Under the write lock: the report (or, @p leave, the leave) of @p gid
  * is due now, in place of what was due for it. */
 static void
@@ -62,7 +82,7 @@ report_due(struct droce_port *p, const uint8_t gid[16], bool leave)
 	struct droce_mcast_report_due *d = NULL;
 	unsigned i;
 
-	if (droce_gid_is_v4mapped(gid) && p->ipv4 == 0)
+	if (!report_wanted(p, gid))
 		return;
 	for (i = 0; i < mc->nb_report_due && d == NULL; i++)
 		if (memcmp(mc->report_due[i].gid, gid, 16) == 0)
@@ -182,7 +202,8 @@ droce_mcast_report_answer(struct droce_port *p, struct droce_port_queue *pq, boo
 	for (i = 0; i < mc->nb_groups; i++) {
 		const uint8_t *g = mc->groups[i].gid;
 
-		if (droce_gid_is_v4mapped(g) == v4 && (asked == NULL || memcmp(asked, g, 16) == 0))
+		if (droce_gid_is_v4mapped(g) == v4 && report_wanted(p, g) &&
+		    (asked == NULL || memcmp(asked, g, 16) == 0))
 			memcpy(gids[n++], g, 16);
 	}
 	rte_rwlock_read_unlock(&mc->lock);

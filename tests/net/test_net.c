@@ -1032,7 +1032,7 @@ END_TEST
 START_TEST(test_mld)
 {
 	struct droce_net_conf none = { 0 };
-	uint64_t hz = rte_get_tsc_hz(), now, malformed;
+	uint64_t hz = rte_get_tsc_hz(), now, malformed, tx_arp;
 	uint8_t grp[16], other[16], grp4[16], ll_a[16], all_routers[16];
 	struct droce_mld_msg got[4];
 
@@ -1086,9 +1086,30 @@ START_TEST(test_mld)
 	ck_assert_int_eq(droce_port_mcast_attach(pa, grp4, 0x11), 0);
 	droce_mcast_report_tick(pa, &pa->q[0], now + 7 * hz);
 	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 0);
+	droce_mcast_report_tick(pa, &pa->q[0], now + 8 * hz); /* its second IGMP report */
 	mld_query_from_b(NULL, false);
 	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 0);
 	ck_assert_int_eq(droce_port_mcast_detach(pa, grp4, 0x11), 0);
+	droce_mcast_report_tick(pa, &pa->q[0], now + 8 * hz + 1); /* its leave */
+	tx_arp = pa->q[0].stats.tx_arp;
+	/* Nobody reports all nodes, nor a group that never leaves the host
+	 * (interface-local), nor all systems with IGMP: joined and left,
+	 * nothing is sent, and a general query names none of them. */
+	ip6("ff02::1", grp);
+	ip6("ff01::5", other);
+	ip4("224.0.0.1", grp4);
+	ck_assert_int_eq(droce_port_mcast_attach(pa, grp, 0x11), 0);
+	ck_assert_int_eq(droce_port_mcast_attach(pa, other, 0x11), 0);
+	ck_assert_int_eq(droce_port_mcast_attach(pa, grp4, 0x11), 0);
+	droce_mcast_report_tick(pa, &pa->q[0], now + 9 * hz);
+	mld_query_from_b(NULL, false);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 0);
+	ck_assert_uint_eq(pa->q[0].stats.tx_arp, tx_arp);
+	ck_assert_int_eq(droce_port_mcast_detach(pa, grp, 0x11), 0);
+	ck_assert_int_eq(droce_port_mcast_detach(pa, other, 0x11), 0);
+	ck_assert_int_eq(droce_port_mcast_detach(pa, grp4, 0x11), 0);
+	droce_mcast_report_tick(pa, &pa->q[0], now + 10 * hz);
+	ck_assert_uint_eq(pa->q[0].stats.tx_arp, tx_arp);
 }
 END_TEST
 
