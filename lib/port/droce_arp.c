@@ -56,12 +56,7 @@ arp_send(struct droce_port *p, struct droce_port_queue *pq, uint16_t op, const s
 	arp->arp_data.arp_sip = rte_cpu_to_be_32(p->ipv4);
 	arp->arp_data.arp_tha = *tha;
 	arp->arp_data.arp_tip = rte_cpu_to_be_32(tip);
-	if (droce_port_queue_tx(p, pq, &m, 1, false) == 0) {
-		rte_pktmbuf_free(m);
-		return -ENOBUFS;
-	}
-	DROCE_STAT_ADD(pq, tx_arp, 1);
-	return 0;
+	return droce_port_ctl_send(p, pq, m, 0, false);
 }
 
 int

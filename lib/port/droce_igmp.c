@@ -29,13 +29,8 @@ droce_igmp_send(struct droce_port *p, struct droce_port_queue *pq, const uint8_t
 	msg.group = rte_be_to_cpu_32(be);
 	msg.dst = leave ? DROCE_IGMP_ALL_ROUTERS : msg.group;
 	m = rte_pktmbuf_alloc(p->mp);
-	if (m == NULL)
-		return;
-	if (droce_igmp_write(m, &msg) != 0 || droce_port_queue_tx(p, pq, &m, 1, true) == 0) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	DROCE_STAT_ADD(pq, tx_arp, 1);
+	if (m != NULL)
+		droce_port_ctl_send(p, pq, m, droce_igmp_write(m, &msg), true);
 }
 
 bool

@@ -34,11 +34,7 @@ droce_mld_send(struct droce_port *p, struct droce_port_queue *pq, const uint8_t 
 	memcpy(msg.src, p->gids[0], 16);
 	memcpy(msg.dst, leave ? all_routers : gid, 16);
 	memcpy(msg.group, gid, 16);
-	if (droce_mld_write(m, &msg) != 0 || droce_port_queue_tx(p, pq, &m, 1, true) == 0) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	DROCE_STAT_ADD(pq, tx_arp, 1);
+	droce_port_ctl_send(p, pq, m, droce_mld_write(m, &msg), true);
 }
 
 bool

@@ -39,12 +39,7 @@ nd_send(struct droce_port *p, struct droce_port_queue *pq, struct droce_nd_msg *
 	msg->eth_src = p->mac;
 	msg->has_lladdr = true;
 	msg->lladdr = p->mac;
-	if (droce_nd_write(m, msg) != 0 || droce_port_queue_tx(p, pq, &m, 1, false) == 0) {
-		rte_pktmbuf_free(m);
-		return -ENOBUFS;
-	}
-	DROCE_STAT_ADD(pq, tx_arp, 1);
-	return 0;
+	return droce_port_ctl_send(p, pq, m, droce_nd_write(m, msg), false);
 }
 
 /* The port's address to send from towards @p dst: one of its global

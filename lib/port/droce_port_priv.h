@@ -368,6 +368,12 @@ int droce_net_next_hop(const struct droce_port *p, const uint8_t dst[16],
  * @p remote. */
 uint16_t droce_port_queue_tx(struct droce_port *p, struct droce_port_queue *pq,
 			     struct rte_mbuf **pkts, uint16_t n, bool remote);
+/* A frame of the port's own protocols (ARP, ND, IGMP, MLD) in @p m, whose
+ * writer returned @p written: sent on @p pq (to the wire only, @p remote)
+ * and counted (tx_arp), else freed. @return 0, the writer's error, or
+ * -ENOBUFS when the queue took nothing. */
+int droce_port_ctl_send(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
+			int written, bool remote);
 /* Engine of @p pq; send what the queue's TX fault stage
  * has ready, as far as the ethdev takes it. */
 void droce_port_tx_fault_flush(struct droce_port *p, struct droce_port_queue *pq,

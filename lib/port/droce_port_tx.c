@@ -16,6 +16,7 @@
  * goes out before anything new is taken, and new frames are taken only
  * as far as it has room, so a full ethdev still loses nothing.
  */
+#include <errno.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -213,6 +214,18 @@ droce_port_queue_tx(struct droce_port *p, struct droce_port_queue *pq,
 		DROCE_STAT_ADD(pq, tx_busy, n - sent);
 	droce_capture_exit(p, c);
 	return sent;
+}
+
+int
+droce_port_ctl_send(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
+		    int written, bool remote)
+{
+	if (written == 0 && droce_port_queue_tx(p, pq, &m, 1, remote) == 1) {
+		DROCE_STAT_ADD(pq, tx_arp, 1);
+		return 0;
+	}
+	rte_pktmbuf_free(m);
+	return written != 0 ? written : -ENOBUFS;
 }
 
 uint16_t

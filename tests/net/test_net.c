@@ -664,6 +664,47 @@ END_TEST
 
 #define IP4(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 
+/* Hand every frame on @p eth's ring to @p take, then free it. */
+static void
+ring_drain(uint16_t eth, void (*take)(const struct rte_mbuf *m, void *arg), void *arg)
+{
+	struct rte_mbuf *pkts[BURST];
+	uint16_t k, i;
+
+	while ((k = rte_eth_rx_burst(eth, 0, pkts, BURST)) != 0) {
+		for (i = 0; i < k; i++)
+			take(pkts[i], arg);
+		rte_pktmbuf_free_bulk(pkts, k);
+	}
+}
+
+/* What igmp_rx() and mld_rx() collect. */
+struct rx_got {
+	void *got;
+	unsigned n, max;
+};
+
+static void
+igmp_take(const struct rte_mbuf *m, void *arg)
+{
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eh + 1);
+	struct rx_got *g = arg;
+	struct droce_igmp_msg msg;
+
+	if (eh->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
+	    droce_igmp_parse(m, RTE_ETHER_HDR_LEN, 0, &msg) != DROCE_IGMP_OK)
+		return;
+	ck_assert_uint_lt(g->n, g->max);
+	ck_assert_uint_eq(eh->dst_addr.addr_bytes[0], 0x01);
+	ck_assert_uint_eq(eh->dst_addr.addr_bytes[5], msg.dst & 0xff);
+	ck_assert_uint_eq(ip->time_to_live, 1);
+	ck_assert_uint_eq(ip->version_ihl, 0x46);
+	ck_assert_uint_eq(((const uint8_t *)(ip + 1))[0], 0x94);
+	ck_assert_uint_eq(rte_ipv4_cksum(ip), 0);
+	((struct droce_igmp_msg *)g->got)[g->n++] = msg;
+}
+
 /* The IGMP frames on @p eth's ring, parsed into @p got (at most @p max),
  * each checked as the wire must carry it: to the multicast MAC of its
  * destination, TTL 1, router alert, both checksums right. Other frames
@@ -671,32 +712,10 @@ END_TEST
 static unsigned
 igmp_rx(uint16_t eth, struct droce_igmp_msg *got, unsigned max)
 {
-	struct rte_mbuf *pkts[BURST];
-	unsigned n = 0;
-	uint16_t k, i;
+	struct rx_got g = { .got = got, .max = max };
 
-	while ((k = rte_eth_rx_burst(eth, 0, pkts, BURST)) != 0) {
-		for (i = 0; i < k; i++) {
-			const struct rte_ether_hdr *eh =
-				rte_pktmbuf_mtod(pkts[i], const struct rte_ether_hdr *);
-			const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eh + 1);
-			struct droce_igmp_msg msg;
-
-			if (eh->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4) &&
-			    droce_igmp_parse(pkts[i], RTE_ETHER_HDR_LEN, 0, &msg) == DROCE_IGMP_OK) {
-				ck_assert_uint_lt(n, max);
-				ck_assert_uint_eq(eh->dst_addr.addr_bytes[0], 0x01);
-				ck_assert_uint_eq(eh->dst_addr.addr_bytes[5], msg.dst & 0xff);
-				ck_assert_uint_eq(ip->time_to_live, 1);
-				ck_assert_uint_eq(ip->version_ihl, 0x46);
-				ck_assert_uint_eq(((const uint8_t *)(ip + 1))[0], 0x94);
-				ck_assert_uint_eq(rte_ipv4_cksum(ip), 0);
-				got[n++] = msg;
-			}
-		}
-		rte_pktmbuf_free_bulk(pkts, k);
-	}
-	return n;
+	ring_drain(eth, igmp_take, &g);
+	return g.n;
 }
 
 /* B sends a query for @p group (0: all), to all systems or to the group;
@@ -721,6 +740,19 @@ igmp_query_from_b(uint32_t group, bool bad)
 	pump(pa, NULL);
 }
 
+/* @p m's bytes after the first @p split moved into a second segment. */
+static void
+split_after(struct rte_mbuf *m, uint16_t split)
+{
+	struct rte_mbuf *tail = rte_pktmbuf_alloc(m->pool);
+	uint16_t rest = (uint16_t)(rte_pktmbuf_data_len(m) - split);
+
+	ck_assert_ptr_nonnull(tail);
+	memcpy(rte_pktmbuf_append(tail, rest), rte_pktmbuf_mtod_offset(m, void *, split), rest);
+	rte_pktmbuf_trim(m, rest);
+	ck_assert_int_eq(rte_pktmbuf_chain(m, tail), 0);
+}
+
 /* @p msg written, byte @p at of the frame set to @p val unless @p at is 0
  * (the IPv4 header's checksum made right again, unless @p at is in it), split into two segments after @p split bytes
  * unless 0, then parsed back. */
@@ -743,15 +775,8 @@ igmp_roundtrip(const struct droce_igmp_msg *msg, unsigned at, uint8_t val, uint1
 			ip->hdr_checksum = (uint16_t)~rte_raw_cksum(ip, 24);
 		}
 	}
-	if (split != 0) {
-		struct rte_mbuf *tail = rte_pktmbuf_alloc(mp);
-		uint16_t rest = (uint16_t)(rte_pktmbuf_data_len(m) - split);
-
-		memcpy(rte_pktmbuf_append(tail, rest), rte_pktmbuf_mtod_offset(m, void *, split),
-		       rest);
-		rte_pktmbuf_trim(m, rest);
-		ck_assert_int_eq(rte_pktmbuf_chain(m, tail), 0);
-	}
+	if (split != 0)
+		split_after(m, split);
 	err = droce_igmp_parse(m, RTE_ETHER_HDR_LEN, 0, out);
 	rte_pktmbuf_free(m);
 	return err;
@@ -884,35 +909,34 @@ START_TEST(test_igmp)
 }
 END_TEST
 
+static void
+mld_take(const struct rte_mbuf *m, void *arg)
+{
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const struct rte_ipv6_hdr *ip = (const struct rte_ipv6_hdr *)(eh + 1);
+	struct rx_got *g = arg;
+	struct droce_mld_msg msg;
+
+	if (eh->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV6) ||
+	    droce_mld_parse(m, RTE_ETHER_HDR_LEN, 0, &msg) != DROCE_MLD_OK)
+		return;
+	ck_assert_uint_lt(g->n, g->max);
+	ck_assert_uint_eq(eh->dst_addr.addr_bytes[0], 0x33);
+	ck_assert_mem_eq(eh->dst_addr.addr_bytes + 2, msg.dst + 12, 4);
+	ck_assert_uint_eq(ip->hop_limits, 1);
+	ck_assert_uint_eq(ip->proto, 0);
+	((struct droce_mld_msg *)g->got)[g->n++] = msg;
+}
+
 /* MLD frames that reach @p eth, checked as RFC 2710 sends them (hop
  * limit 1, a Hop-by-Hop header, the group's MAC): @return how many. */
 static unsigned
 mld_rx(uint16_t eth, struct droce_mld_msg *got, unsigned max)
 {
-	struct rte_mbuf *pkts[BURST];
-	unsigned n = 0;
-	uint16_t k, i;
+	struct rx_got g = { .got = got, .max = max };
 
-	while ((k = rte_eth_rx_burst(eth, 0, pkts, BURST)) != 0) {
-		for (i = 0; i < k; i++) {
-			const struct rte_ether_hdr *eh =
-				rte_pktmbuf_mtod(pkts[i], const struct rte_ether_hdr *);
-			const struct rte_ipv6_hdr *ip = (const struct rte_ipv6_hdr *)(eh + 1);
-			struct droce_mld_msg msg;
-
-			if (eh->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV6) &&
-			    droce_mld_parse(pkts[i], RTE_ETHER_HDR_LEN, 0, &msg) == DROCE_MLD_OK) {
-				ck_assert_uint_lt(n, max);
-				ck_assert_uint_eq(eh->dst_addr.addr_bytes[0], 0x33);
-				ck_assert_mem_eq(eh->dst_addr.addr_bytes + 2, msg.dst + 12, 4);
-				ck_assert_uint_eq(ip->hop_limits, 1);
-				ck_assert_uint_eq(ip->proto, 0);
-				got[n++] = msg;
-			}
-		}
-		rte_pktmbuf_free_bulk(pkts, k);
-	}
-	return n;
+	ring_drain(eth, mld_take, &g);
+	return g.n;
 }
 
 /* B sends an MLD query for @p group (NULL: all) from its link-local
@@ -953,15 +977,8 @@ mld_roundtrip(const struct droce_mld_msg *msg, unsigned at, uint8_t val, uint16_
 	ck_assert_int_eq(droce_mld_write(m, msg), 0);
 	if (at != 0)
 		rte_pktmbuf_mtod_offset(m, uint8_t *, at)[0] = val;
-	if (split != 0) {
-		struct rte_mbuf *tail = rte_pktmbuf_alloc(mp);
-		uint16_t rest = (uint16_t)(rte_pktmbuf_data_len(m) - split);
-
-		memcpy(rte_pktmbuf_append(tail, rest), rte_pktmbuf_mtod_offset(m, void *, split),
-		       rest);
-		rte_pktmbuf_trim(m, rest);
-		ck_assert_int_eq(rte_pktmbuf_chain(m, tail), 0);
-	}
+	if (split != 0)
+		split_after(m, split);
 	err = droce_mld_parse(m, RTE_ETHER_HDR_LEN, 0, out);
 	rte_pktmbuf_free(m);
 	return err;
