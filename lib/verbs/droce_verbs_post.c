@@ -135,8 +135,10 @@ send_wqe_fill_data(const struct droce_qp *qp, struct droce_send_wqe *w,
 				rte_memcpy(p, (void *)(uintptr_t)wr->sg_list[0].addr, len);
 			else
 				for (i = 0; i < num_sge; i++) {
-					memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
-					       wr->sg_list[i].length);
+					/* An empty SGE's address may be 0. */
+					if (wr->sg_list[i].length != 0)
+						memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+						       wr->sg_list[i].length);
 					p += wr->sg_list[i].length;
 				}
 		} else if (num_sge > 0) {

@@ -172,7 +172,8 @@ x_set_sge_list(struct ibv_qp_ex *q, size_t n, const struct ibv_sge *sge)
 		x->err = x->err ? x->err : EINVAL;
 		return;
 	}
-	memcpy(x->sge, sge, n * sizeof(*sge));
+	if (n > 0) /* none may come as NULL */
+		memcpy(x->sge, sge, n * sizeof(*sge));
 	x->wr.num_sge = (int)n;
 }
 

@@ -63,7 +63,9 @@ droce_wq_post_recv(struct droce_wq *q, struct ibv_recv_wr *wr, struct ibv_recv_w
 		r = droce_wq_at(q, prod);
 		r->wr_id = wr->wr_id;
 		r->num_sge = (uint32_t)wr->num_sge;
-		memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
+		/* A receive of no SGE may come with no list (NULL). */
+		if (wr->num_sge > 0)
+			memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
 	}
 	/* The list, or its part before the bad WR, is published in one step. */
 	__atomic_store_n(&q->prod, prod, __ATOMIC_RELEASE);

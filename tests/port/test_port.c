@@ -1391,6 +1391,8 @@ main(void)
 	 * DPDK 22.11 it unmaps the EAL's memory while the interrupt thread,
 	 * which it does not stop, may still be in a memif port's source (a
 	 * SEGV at exit, some 1 run in 20). The memory is anonymous
-	 * (--no-huge, --no-shconf): the process's end frees it. */
+	 * (--no-huge, --no-shconf): the process's end frees it. Nothing reads
+ * the EAL's arguments any more. */
+	free(eal_args);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

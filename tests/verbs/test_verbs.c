@@ -431,10 +431,12 @@ START_TEST(rc_inline_and_sge_lists)
 	ck_assert_int_eq(memcmp(bbuf, expect, 1500), 0);
 	ck_assert_int_eq(memcmp(bbuf + 9000, expect + 1500, 1511), 0);
 
-	/* Inline: the source buffer may change right after the post. */
+	/* Inline: the source buffer may change right after the post. An
+	 * empty SGE may have no address (UBSan: no memcpy() from NULL). */
 	memcpy(abuf, "inline!", 8);
 	sge[0].length = 8;
-	wr.num_sge = 1;
+	sge[1] = (struct ibv_sge){ 0 };
+	wr.num_sge = 2;
 	wr.send_flags |= IBV_SEND_INLINE;
 	ck_assert_int_eq(ibv_post_recv(q2, &rwr, &rbad), 0);
 	ck_assert_int_eq(ibv_post_send(q1, &wr, &bad), 0);
@@ -1045,6 +1047,7 @@ START_TEST(qp_ex_work_request_builder)
 	post_recv(q2, 90, bbuf, 4096);
 	post_recv(q2, 91, bbuf + 4096, 64);
 	post_recv(q2, 92, bbuf + 16384, 4096);
+	post_recv(q2, 93, bbuf + 24576, 64);
 
 	ibv_wr_start(x);
 	x->wr_id = 1;
@@ -1060,15 +1063,19 @@ START_TEST(qp_ex_work_request_builder)
 	x->wr_id = 4;
 	ibv_wr_atomic_fetch_add(x, bmr->rkey, (uintptr_t)target, 9);
 	ibv_wr_set_sge(x, amr->lkey, (uintptr_t)abuf + 4096, 8);
+	/* An empty list may be NULL (UBSan: no memcpy() from it). */
+	x->wr_id = 5;
+	ibv_wr_send(x);
+	ibv_wr_set_sge_list(x, 0, NULL);
 	memset(msg, 0, sizeof(msg)); /* inline data was copied when it was set */
 	ck_assert_int_eq(ibv_wr_complete(x), 0);
-	for (int k = 0; k < 7; k++) {
+	for (int k = 0; k < 9; k++) {
 		struct ibv_wc wc = wait_wc();
 
 		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 		n++;
 	}
-	ck_assert_int_eq(n, 7);
+	ck_assert_int_eq(n, 9);
 	ck_assert_int_eq(memcmp(bbuf, abuf, 100), 0);
 	ck_assert_int_eq(memcmp(bbuf + 100, abuf + 1000, 50), 0);
 	ck_assert_str_eq((char *)bbuf + 4096, "built with ibv_wr_*");
