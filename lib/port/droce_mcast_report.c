@@ -13,7 +13,9 @@
  * one of the groups, is answered at once with a report for each group it
  * asks about (a host may answer anywhere in the query's max response
  * time, zero included; reports are not suppressed: on a switched LAN each
- * port's must reach the switch). Queries of every version are answered
+ * port's must reach the switch), general ones at most every 100 ms (each
+ * is answered with a report per group: a flood of them must not make a
+ * flood of reports). Queries of every version are answered
  * with those reports, which routers of the later versions take (RFC 3376
  * 7.3.2, RFC 3810 8.3.2: compatibility mode).
  *
@@ -38,6 +40,11 @@
 
 /* Unsolicited reports of a new group (the RFCs' "Robustness Variable"). */
 #define REPORTS 2
+/* General queries answered at most this often: each is answered with a
+ * report per group, and a flood of them must not make the port a flood
+ * of reports. A router sends one every 125 s by default; a switch that
+ * is its own querier too a second or so after a router's. */
+#define GENERAL_EVERY_MS 100
 /* Between them: RFC 2236's and RFC 2710's Unsolicited Report Interval is
  * 10 s, RFC 3376's and RFC 3810's (and Linux's default) 1 s; droce takes
  * the shorter (about: queue 0's engine looks every second). */
@@ -190,6 +197,14 @@ droce_mcast_report_answer(struct droce_port *p, struct droce_port_queue *pq, boo
 	uint8_t gids[DROCE_MCAST_MAX + DROCE_GID_TABLE_LEN][16];
 	unsigned n = 0, i;
 
+	if (asked == NULL) {
+		uint64_t now = rte_get_tsc_cycles(),
+			 last = __atomic_load_n(&mc->general_answered[v4], __ATOMIC_RELAXED);
+
+		if (last != 0 && now - last < p->tsc_hz / 1000 * GENERAL_EVERY_MS)
+			return;
+		__atomic_store_n(&mc->general_answered[v4], now, __ATOMIC_RELAXED);
+	}
 	if (!v4) {
 		uint8_t sn[DROCE_GID_TABLE_LEN][16];
 		unsigned k = solicited_groups(p, sn);

@@ -119,6 +119,9 @@ struct droce_mcast {
 	unsigned nb_report_due;
 	uint64_t report_next;
 	struct droce_mcast_report_due report_due[2 * DROCE_MCAST_MAX];
+	/* When a general query of IGMP ([1]) or MLD ([0]) was last answered
+	 * (TSC, atomic: any queue's engine answers). */
+	uint64_t general_answered[2];
 };
 /* One RX/TX queue pair and what only its engine writes. */
 struct droce_port_queue {
@@ -327,7 +330,8 @@ void droce_nd_announce(struct droce_port *p, struct droce_port_queue *pq);
  * thread), have reports or a leave sent; droce_mcast_report_tick() sends
  * them, on queue 0's engine. droce_mcast_report_answer(), on the queue
  * @p pq of the calling engine, answers a query of IGMP (@p v4) or MLD for
- * group @p asked, NULL for all, with a report of each group it has. */
+ * group @p asked, NULL for all (at most every 100 ms), with a report of
+ * each group it has. */
 void droce_mcast_report_joined(struct droce_port *p, const uint8_t gid[16]);
 void droce_mcast_report_left(struct droce_port *p, const uint8_t gid[16]);
 void droce_mcast_report_tick(struct droce_port *p, struct droce_port_queue *pq, uint64_t now);

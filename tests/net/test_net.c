@@ -1082,6 +1082,13 @@ START_TEST(test_mld)
 	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 1);
 	ck_assert_uint_eq(got[0].type, DROCE_MLD_V1_REPORT);
 	ck_assert_mem_eq(got[0].group, grp, 16);
+	/* General queries are answered at most every 100 ms: a flood of
+	 * them is no flood of reports. */
+	mld_query_from_b(NULL, false);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 0);
+	rte_delay_ms(110);
+	mld_query_from_b(NULL, false);
+	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 1);
 	mld_query_from_b(grp, false);
 	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 1);
 	mld_query_from_b(other, false);
@@ -1104,6 +1111,7 @@ START_TEST(test_mld)
 	droce_mcast_report_tick(pa, &pa->q[0], now + 7 * hz);
 	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 0);
 	droce_mcast_report_tick(pa, &pa->q[0], now + 8 * hz); /* its second IGMP report */
+	rte_delay_ms(110);
 	mld_query_from_b(NULL, false);
 	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 0);
 	ck_assert_int_eq(droce_port_mcast_detach(pa, grp4, 0x11), 0);
@@ -1119,6 +1127,7 @@ START_TEST(test_mld)
 	ck_assert_int_eq(droce_port_mcast_attach(pa, other, 0x11), 0);
 	ck_assert_int_eq(droce_port_mcast_attach(pa, grp4, 0x11), 0);
 	droce_mcast_report_tick(pa, &pa->q[0], now + 9 * hz);
+	rte_delay_ms(110);
 	mld_query_from_b(NULL, false);
 	ck_assert_uint_eq(mld_rx(eth_b, got, 4), 0);
 	ck_assert_uint_eq(pa->q[0].stats.tx_arp, tx_arp);
