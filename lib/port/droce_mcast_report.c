@@ -40,15 +40,14 @@
 
 /* Unsolicited reports of a new group (the RFCs' "Robustness Variable"). */
 #define REPORTS 2
-/* General queries answered at most this often: each is answered with a
- * report per group, and a flood of them must not make the port a flood
- * of reports. A router sends one every 125 s by default; a switch that
- * is its own querier too a second or so after a router's. */
-#define GENERAL_EVERY_MS 100
 /* Between them: RFC 2236's and RFC 2710's Unsolicited Report Interval is
  * 10 s, RFC 3376's and RFC 3810's (and Linux's default) 1 s; droce takes
  * the shorter (about: queue 0's engine looks every second). */
 #define REPEAT_S 1
+/* General queries answered at most this often: each is answered with a
+ * report per group, and a flood of them must not make the port a flood
+ * of reports. A router sends one every 125 s by default. */
+#define GENERAL_EVERY_MS 100
 
 /* Send the report (or, @p leave, the leave or done) of group @p gid. */
 static void
