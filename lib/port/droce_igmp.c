@@ -8,10 +8,6 @@
 
 #include "droce_port_priv.h"
 
-#define IGMP_PROTO 2
-/* Offset of the protocol byte in the IPv4 header. */
-#define IGMP_PROTO_OFF 9
-
 void
 droce_igmp_send(struct droce_port *p, struct droce_port_queue *pq, const uint8_t gid[16],
 		bool leave)
@@ -37,16 +33,10 @@ bool
 droce_igmp_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
 		 uint32_t off, uint16_t vlan_tci)
 {
-	uint8_t proto_buf;
-	/* The IPv4 header's protocol byte: RoCE pays one read and one compare. */
-	const uint8_t *proto = rte_pktmbuf_read(m, off + IGMP_PROTO_OFF, 1, &proto_buf);
 	struct droce_igmp_msg msg;
-	enum droce_igmp_err err;
+	enum droce_igmp_err err = droce_igmp_parse(m, off, vlan_tci, &msg);
 	uint8_t asked[16];
 
-	if (proto == NULL || *proto != IGMP_PROTO)
-		return false;
-	err = droce_igmp_parse(m, off, vlan_tci, &msg);
 	if (err == DROCE_IGMP_NOT_IGMP)
 		return false;
 	/* Other hosts' reports and leaves are theirs: nothing to do. */

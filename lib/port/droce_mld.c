@@ -9,10 +9,6 @@
 
 #include "droce_port_priv.h"
 
-/* Offset of the next-header byte in the IPv6 header: MLD's is Hop-by-Hop. */
-#define MLD_NEXT_OFF 6
-#define MLD_NEXT_HBH 0
-
 /* ff02::2, where dones go */
 static const uint8_t all_routers[16] = {
 	0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02
@@ -42,15 +38,9 @@ droce_mld_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mb
 		uint32_t off, uint16_t vlan_tci)
 {
 	static const uint8_t unspecified[16];
-	uint8_t next_buf;
-	/* RoCE pays for one byte read and one compare here. */
-	const uint8_t *next = rte_pktmbuf_read(m, off + MLD_NEXT_OFF, 1, &next_buf);
 	struct droce_mld_msg msg;
-	enum droce_mld_err err;
+	enum droce_mld_err err = droce_mld_parse(m, off, vlan_tci, &msg);
 
-	if (next == NULL || *next != MLD_NEXT_HBH)
-		return false;
-	err = droce_mld_parse(m, off, vlan_tci, &msg);
 	if (err == DROCE_MLD_NOT_MLD)
 		return false;
 	/* Other hosts' reports and dones are theirs: nothing to do. */

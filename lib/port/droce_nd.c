@@ -19,10 +19,6 @@
 
 #include "droce_port_priv.h"
 
-#define ND_ICMPV6 58
-/* Offset of the next-header byte in the IPv6 header. */
-#define ND_PROTO_OFF 6
-
 static const uint8_t nd_all_nodes[16] = {
 	0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01
 };
@@ -112,15 +108,9 @@ bool
 droce_nd_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
 	       uint32_t off, uint16_t vlan_tci)
 {
-	uint8_t proto_buf;
-	const uint8_t *proto = rte_pktmbuf_read(m, off + ND_PROTO_OFF, 1, &proto_buf);
 	struct droce_nd_msg msg;
-	enum droce_nd_err err;
+	enum droce_nd_err err = droce_nd_parse(m, off, vlan_tci, &msg);
 
-	/* RoCE pays for one byte read and one compare here. */
-	if (proto == NULL || *proto != ND_ICMPV6)
-		return false;
-	err = droce_nd_parse(m, off, vlan_tci, &msg);
 	if (err == DROCE_ND_NOT_ND)
 		return false;
 	if (!droce_port_ctl_take(p, pq, m, err == DROCE_ND_OK, vlan_tci))

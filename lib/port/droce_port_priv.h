@@ -312,9 +312,9 @@ bool droce_port_ctl_take(struct droce_port *p, struct droce_port_queue *pq, stru
 			 bool ok, uint16_t vlan_tci);
 
 /* droce_nd.c: IPv6 neighbour discovery, on the queue @p pq of the calling
- * engine (like ARP). droce_nd_input() consumes @p m and returns true when
- * it is an NS or NA (handled or dropped); other IPv6 frames stay the
- * caller's. */
+ * engine (like ARP). droce_nd_input(), for an ICMPv6 frame, consumes @p m
+ * and returns true when it is an NS or NA (handled or dropped); other
+ * frames stay the caller's. */
 bool droce_nd_input(struct droce_port *p, struct droce_port_queue *pq, struct rte_mbuf *m,
 		    uint32_t off, uint16_t vlan_tci);
 int droce_nd_solicit(struct droce_port *p, struct droce_port_queue *pq,
@@ -343,8 +343,9 @@ void droce_mcast_report_answer(struct droce_port *p, struct droce_port_queue *pq
 
 /* droce_igmp.c and droce_mld.c: a group's report (or, @p leave, its leave
  * or done) sent on the queue @p pq of the calling engine; the input
- * functions consume @p m and return true when it is IGMP (IPv4) or MLD
- * (IPv6): a query answered, anything else dropped. Other frames stay the
+ * functions, for an IPv4 frame of protocol IGMP or an IPv6 one with a
+ * Hop-by-Hop header, consume @p m and return true when it is IGMP or MLD:
+ * a query answered, anything else dropped. Other frames stay the
  * caller's. */
 void droce_igmp_send(struct droce_port *p, struct droce_port_queue *pq, const uint8_t gid[16],
 		     bool leave);

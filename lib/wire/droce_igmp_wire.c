@@ -6,13 +6,13 @@
  * frames only to the ports that reported it.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include <rte_ip.h>
 
 #include "droce_wire.h"
 
-#define IGMP_PROTO 2
 #define IGMP_LEN 8      /* v1 and v2 messages; a v3 query is 12 and more */
 #define IGMP_V3_QUERY_LEN 12
 /* RFC 2113: router alert, 4 bytes, value 0 ("examine the packet"). */
@@ -34,7 +34,7 @@ droce_igmp_parse(const struct rte_mbuf *m, uint32_t l3_off, uint16_t vlan_tci,
 	uint16_t ck;
 
 	if (droce_mbuf_copy(m, l3_off, sizeof(ip), &ip) != 0 ||
-	    (ip.version_ihl >> 4) != 4 || ip.next_proto_id != IGMP_PROTO)
+	    (ip.version_ihl >> 4) != 4 || ip.next_proto_id != IPPROTO_IGMP)
 		return DROCE_IGMP_NOT_IGMP;
 	ihl = (uint32_t)(ip.version_ihl & 0xf) * RTE_IPV4_IHL_MULTIPLIER;
 	total = rte_be_to_cpu_16(ip.total_length);
@@ -91,7 +91,7 @@ droce_igmp_write(struct rte_mbuf *m, const struct droce_igmp_msg *msg)
 	ip->total_length = rte_cpu_to_be_16((uint16_t)(l3_len + IGMP_LEN));
 	ip->fragment_offset = RTE_BE16(RTE_IPV4_HDR_DF_FLAG);
 	ip->time_to_live = 1;
-	ip->next_proto_id = IGMP_PROTO;
+	ip->next_proto_id = IPPROTO_IGMP;
 	ip->src_addr = rte_cpu_to_be_32(msg->src);
 	ip->dst_addr = rte_cpu_to_be_32(msg->dst);
 	/* Router alert: copied flag and option 20, length 4, value 0. */

@@ -9,14 +9,13 @@
  * ports that reported it.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include <rte_ip.h>
 
 #include "droce_wire.h"
 
-#define IPV6_HBH 0           /* next header: Hop-by-Hop Options */
-#define ICMPV6_PROTO 58
 #define MLD_LEN 24           /* v1 messages; a v2 query is 28 and more */
 #define MLD_V2_QUERY_LEN 28
 /* Hop-by-Hop options (RFC 8200 4.2, RFC 2711) */
@@ -77,7 +76,7 @@ mld_phdr_sum(const uint8_t src[16], const uint8_t dst[16], uint32_t len)
 		uint8_t src[16], dst[16];
 		rte_be32_t len;
 		uint8_t zero[3], next;
-	} __rte_packed ph = { .len = rte_cpu_to_be_32(len), .next = ICMPV6_PROTO };
+	} __rte_packed ph = { .len = rte_cpu_to_be_32(len), .next = IPPROTO_ICMPV6 };
 
 	memcpy(ph.src, src, 16);
 	memcpy(ph.dst, dst, 16);
@@ -110,8 +109,8 @@ droce_mld_parse(const struct rte_mbuf *m, uint32_t l3_off, uint16_t vlan_tci,
 	uint16_t ck;
 
 	if (droce_mbuf_copy(m, l3_off, sizeof(ip), &ip) != 0 ||
-	    (rte_be_to_cpu_32(ip.vtc_flow) >> 28) != 6 || ip.proto != IPV6_HBH ||
-	    droce_mbuf_copy(m, l3_off + sizeof(ip), 2, hbh) != 0 || hbh[0] != ICMPV6_PROTO)
+	    (rte_be_to_cpu_32(ip.vtc_flow) >> 28) != 6 || ip.proto != IPPROTO_HOPOPTS ||
+	    droce_mbuf_copy(m, l3_off + sizeof(ip), 2, hbh) != 0 || hbh[0] != IPPROTO_ICMPV6)
 		return DROCE_MLD_NOT_MLD;
 	hlen = ((uint32_t)hbh[1] + 1) * 8;
 	off = l3_off + (uint32_t)sizeof(ip) + hlen;
@@ -165,12 +164,12 @@ droce_mld_write(struct rte_mbuf *m, const struct droce_mld_msg *msg)
 	ip = (struct rte_ipv6_hdr *)(p + l2_len);
 	ip->vtc_flow = RTE_BE32(6u << 28);
 	ip->payload_len = RTE_BE16(MLD_HBH_LEN + MLD_LEN);
-	ip->proto = IPV6_HBH;
+	ip->proto = IPPROTO_HOPOPTS;
 	ip->hop_limits = 1;
 	memcpy(ip->src_addr, msg->src, 16);
 	memcpy(ip->dst_addr, msg->dst, 16);
 	hbh = (uint8_t *)(ip + 1);
-	hbh[0] = ICMPV6_PROTO;
+	hbh[0] = IPPROTO_ICMPV6;
 	hbh[2] = OPT_RA;
 	hbh[3] = OPT_RA_LEN;
 	hbh[6] = OPT_PADN; /* its length, hbh[7], is 0 */

@@ -6,6 +6,7 @@
  * is stepped over, as the RFC asks.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include <rte_ip.h>
@@ -23,7 +24,6 @@
  * is no neighbour discovery droce needs (an NS or NA is 32 bytes). */
 #define ND_MAX_LEN 256
 #define ND_HOP_LIMIT 255
-#define ICMPV6_PROTO 58
 
 struct nd_frame {
 	struct rte_ipv6_hdr ip;
@@ -95,7 +95,7 @@ droce_nd_parse(const struct rte_mbuf *m, uint32_t l3_off, uint16_t vlan_tci,
 	uint32_t plen;
 
 	if (droce_mbuf_copy(m, l3_off, sizeof(f.ip), &f.ip) != 0 ||
-	    (rte_be_to_cpu_32(f.ip.vtc_flow) >> 28) != 6 || f.ip.proto != ICMPV6_PROTO)
+	    (rte_be_to_cpu_32(f.ip.vtc_flow) >> 28) != 6 || f.ip.proto != IPPROTO_ICMPV6)
 		return DROCE_ND_NOT_ND;
 	plen = rte_be_to_cpu_16(f.ip.payload_len);
 	if (plen < 1 || droce_mbuf_copy(m, l3_off + sizeof(f.ip), 1, f.icmp) != 0 ||
@@ -148,7 +148,7 @@ droce_nd_write(struct rte_mbuf *m, const struct droce_nd_msg *msg)
 	ip = (struct rte_ipv6_hdr *)(p + l2_len);
 	ip->vtc_flow = RTE_BE32(6u << 28);
 	ip->payload_len = rte_cpu_to_be_16((uint16_t)icmp_len);
-	ip->proto = ICMPV6_PROTO;
+	ip->proto = IPPROTO_ICMPV6;
 	ip->hop_limits = ND_HOP_LIMIT;
 	memcpy(ip->src_addr, msg->src, 16);
 	memcpy(ip->dst_addr, msg->dst, 16);
