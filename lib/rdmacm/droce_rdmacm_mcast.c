@@ -15,8 +15,8 @@
  * a failed attach fails the call with its errno (librdmacm turns the event
  * into MULTICAST_ERROR). The kernel refuses IPv6 groups on RoCEv2, having
  * no MLD for them; droce's port joins them as it joins IPv4 groups. The
- * port reports its IPv4 groups by IGMP (lib/port/droce_igmp.c); no MLD
- * report is sent for IPv6 ones (docs/rdma-cm.md).
+ * port reports its groups to the network, IPv4 ones by IGMP and IPv6 ones
+ * by MLD (lib/port/droce_mcast_report.c, docs/rdma-cm.md).
  */
 #include <arpa/inet.h>
 #include <errno.h>

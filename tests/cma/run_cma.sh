@@ -104,6 +104,11 @@ start_server() {
 			grep -Eq "$ready" "$tmp/server.out" && break
 			sleep 0.1
 		done
+		if (( i == 300 )); then
+			echo "run_cma: the server never logged /$ready/" >&2
+			grep -v '^EAL' "$tmp/server.out" >&2 || true
+			exit 1
+		fi
 	else
 		sleep 1 # the server's device is up, as a rule
 	fi
