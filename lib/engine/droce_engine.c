@@ -659,6 +659,8 @@ engine_iteration(struct droce_engine *e, bool rx, bool app)
 	if (rx)
 		n = droce_port_rx(e->port, e->queue, pkts, RX_BURST,
 				  moved != 0 && timed ? rte_get_tsc_cycles() : start);
+	if (n == RX_BURST)
+		e->tx.rx_full_at = start;
 	engine_qp_cache_check(e);
 	engine_count_rx(e, pkts, n);
 	droce_stage_lap(&e->tx.stage, DROCE_STAGE_rx);

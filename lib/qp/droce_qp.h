@@ -452,6 +452,8 @@ struct droce_qp {
 		uint32_t msn;
 		bool nak_sent;       /**< a sequence NAK is outstanding */
 		bool ack_pending;    /**< an ACK for epsn - 1 is owed */
+		uint32_t acked_psn;  /**< epsn when the last ACK went out */
+		uint32_t ack_wait_psn; /**< epsn when an owed ACK last waited */
 		uint8_t pending_syndrome; /**< NAK/RNR to send instead of an ACK */
 		uint32_t pending_psn;
 		bool has_wqe;        /**< rwqe holds the receive being filled */

@@ -707,6 +707,29 @@ resp_send_response(struct droce_tx *tx, struct droce_qp *qp, struct droce_read_r
 	return true;
 }
 
+/*
+ * ACKs coalesced across receive bursts while a stream goes on (the IBA
+ * lets a responder acknowledge any number of requests with one ACK of the
+ * newest). One per burst is what the engine does anyway; when the burst
+ * came back full, more requests wait on the port, and an ACK owed waits
+ * one iteration to cover those too, up to DROCE_RESP_ACK_EVERY packets
+ * since the last ACK. It waits again only if the QP took requests in
+ * the meantime: the first iteration whose burst is not full, or that took
+ * none of the QP's (its stream stopped, and its requester may wait on
+ * this ACK), sends it; so does every path but this one (a QP in error or
+ * being destroyed). A NAK never waits.
+ */
+static inline bool
+resp_ack_waits(const struct droce_tx *tx, struct droce_qp *qp)
+{
+	if (tx->rx_full_at != tx->now || !qp->resp.ack_pending || qp->resp.pending_syndrome != 0 ||
+	    qp->resp.epsn == qp->resp.ack_wait_psn ||
+	    droce_psn_diff(qp->resp.epsn, qp->resp.acked_psn) >= DROCE_RESP_ACK_EVERY)
+		return false;
+	qp->resp.ack_wait_psn = qp->resp.epsn;
+	return true;
+}
+
 bool
 droce_resp_run(struct droce_tx *tx, struct droce_qp *qp)
 {
@@ -727,6 +750,8 @@ droce_resp_run(struct droce_tx *tx, struct droce_qp *qp)
 		}
 	}
 	qp->resp.res_scan = 0;
+	if (resp_ack_waits(tx, qp))
+		return true;
 	return droce_resp_send_owed(tx, qp);
 }
 
@@ -745,6 +770,7 @@ droce_resp_send_owed(struct droce_tx *tx, struct droce_qp *qp)
 				   droce_psn_add(qp->resp.epsn, DROCE_PSN_MASK)))
 			return true;
 		qp->resp.ack_pending = false;
+		qp->resp.acked_psn = qp->resp.epsn;
 	}
 	return false;
 }

@@ -201,6 +201,11 @@ struct droce_tx {
 	 *  when the loop ends, before a frame is sent or freed. */
 	struct droce_side_copy rx_copy;
 	bool rx_defer;
+	/** The @ref now of the last iteration whose receive burst came back
+	 *  full: while it is this one's, more frames wait on the port, and
+	 *  an ACK owed for the requests just taken may wait for them
+	 *  (droce_resp_run()). */
+	uint64_t rx_full_at;
 	struct droce_hdr_tmpl ud_tmpl; /**< for UD address handles (droce_tx_start()) */
 };
 
@@ -529,8 +534,21 @@ bool droce_req_run(struct droce_tx *tx, struct droce_qp *qp);
 void droce_resp_rx(struct droce_tx *tx, struct droce_qp *qp, struct rte_mbuf *m,
 		   const struct droce_pkt *pkt);
 
-/** Send owed ACKs/NAKs and READ responses. @return true while some are left. */
+/**
+ * Send owed ACKs/NAKs and READ responses. An ACK waits while the QP's
+ * requests keep coming in full bursts (DROCE_RESP_ACK_EVERY).
+ * @return true while some are left.
+ */
 bool droce_resp_run(struct droce_tx *tx, struct droce_qp *qp);
+
+/**
+ * Most packets an ACK waits for (droce_resp_run()): while a QP's requests
+ * arrive in full receive bursts, one ACK covers this many, not a burst's.
+ * Half the send queue of perftest's default depth (128), so a requester
+ * that posts that deep never stalls for it; rxe's requester stops at 128
+ * unacknowledged packets.
+ */
+#define DROCE_RESP_ACK_EVERY 64
 
 /** The most packets a run takes (droce_rx_run): an RX burst's. */
 #define DROCE_RX_RUN_MAX 32

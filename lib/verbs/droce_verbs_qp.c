@@ -354,7 +354,7 @@ qp_apply(struct droce_qp *qp, const struct ibv_qp_attr *a, int mask)
 		s->rnr_retry = a->rnr_retry;
 	if (mask & IBV_QP_RQ_PSN) {
 		s->rq_psn = a->rq_psn;
-		qp->resp.epsn = a->rq_psn;
+		qp->resp.epsn = qp->resp.acked_psn = a->rq_psn;
 	}
 	if (mask & IBV_QP_SQ_PSN) {
 		s->sq_psn = a->sq_psn;

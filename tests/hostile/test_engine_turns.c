@@ -4,7 +4,8 @@
  * (tests/common/droce_peer.h) whose frames the test hands in one poll at
  * a time: an application's poll that staged only an ACK holds it for the
  * next entry into the engine (docs/architecture.md, "ACKs ride with the
- * answer"), which sends it first, or with the frame a post builds; and a
+ * answer"), which sends it first, or with the frame a post builds; a QP's
+ * ACK waits while its requests keep coming in full receive bursts; and a
  * series of posts to a busy QP runs the engine's send half every three
  * sixteenths of its send queue (droce_wq_batch_due()). A QP that sent and
  * completed everything lingers on the active list (drained) until the
@@ -180,6 +181,76 @@ START_TEST(ack_rides_with_the_answer)
 	ck_assert_uint_eq(psn, PSN);
 	ck_assert_int_eq(next_opcode(&psn), -1);
 	destroy(qp);
+}
+END_TEST
+
+/* Hand the device @p n WRITE ONLYs from @p psn on, as deliver_write(). */
+static void
+deliver_writes(struct ibv_qp *qp, uint32_t psn, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		deliver_write(qp, psn + i, (uint8_t)i);
+}
+
+/* The next frame the device has sent is an ACK of @p psn. */
+static void
+expect_ack(uint32_t psn)
+{
+	uint32_t got;
+
+	ck_assert_int_eq(next_opcode(&got), DROCE_OP_ACK);
+	ck_assert_uint_eq(got, psn);
+}
+
+/* While a QP's WRITEs come in full receive bursts (32 frames), its ACK
+ * waits for the next burst, up to DROCE_RESP_ACK_EVERY (64) packets: two
+ * full bursts get one ACK, of the second's last; the burst after, not
+ * full, is acknowledged at once. Each ACK goes out at the next poll, which
+ * an application's poll holds it for. */
+START_TEST(acks_coalesce_across_full_bursts)
+{
+	struct ibv_qp *qp = make_qp();
+	uint32_t psn;
+
+	ck_assert_uint_eq(DROCE_RESP_ACK_EVERY, 64);
+	deliver_writes(qp, PSN, 72);
+	droce_dev_poll(peer.dev);
+	droce_dev_poll(peer.dev);
+	ck_assert_int_eq(next_opcode(&psn), -1);
+	droce_dev_poll(peer.dev);
+	expect_ack(PSN + 63);
+	ck_assert_int_eq(next_opcode(&psn), -1);
+	droce_dev_poll(peer.dev);
+	expect_ack(PSN + 71);
+	ck_assert_int_eq(next_opcode(&psn), -1);
+	/* Every WRITE taken, after make_qp()'s ACK. */
+	ck_assert_uint_eq(droce_qp_of(qp)->stats.rx_pkts, 1 + 72);
+	ck_assert_uint_eq(droce_qp_of(qp)->stats.dropped, 0);
+	destroy(qp);
+}
+END_TEST
+
+/* The wait is for the QP's own stream: a full burst that holds none of
+ * its requests (another QP's) sends the ACK it owes, while the other QP's
+ * waits. */
+START_TEST(ack_waits_only_while_its_stream_goes_on)
+{
+	struct ibv_qp *a = make_qp(), *b = make_qp();
+	uint32_t psn;
+
+	deliver_writes(a, PSN, 32);
+	deliver_writes(b, PSN, 32);
+	droce_dev_poll(peer.dev);
+	droce_dev_poll(peer.dev);
+	ck_assert_int_eq(next_opcode(&psn), -1);
+	droce_dev_poll(peer.dev);
+	expect_ack(PSN + 31);
+	ck_assert_int_eq(next_opcode(&psn), -1);
+	droce_dev_poll(peer.dev);
+	expect_ack(PSN + 31);
+	ck_assert_int_eq(next_opcode(&psn), -1);
+	destroy(a);
+	destroy(b);
 }
 END_TEST
 
@@ -436,6 +507,8 @@ main(void)
 	tcase_add_test(tc, first_busy_iterations_are_timed);
 	tcase_add_test(tc, ack_waits_for_next_poll);
 	tcase_add_test(tc, ack_rides_with_the_answer);
+	tcase_add_test(tc, acks_coalesce_across_full_bursts);
+	tcase_add_test(tc, ack_waits_only_while_its_stream_goes_on);
 	tcase_add_test(tc, posts_send_a_batch_at_a_time);
 	tcase_add_test(tc, drained_qp_lingers_then_leaves);
 	tcase_add_test(tc, posts_race_the_sweep);
