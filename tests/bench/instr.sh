@@ -33,6 +33,12 @@
 #         of its waits) or the ideal endpoint's in its loop, per message
 #   -r    runs per case (default 2000; the first few warm up, and count);
 #         for the pair, sender and receiver cases, messages
+#   -c    also the L1 data cache's misses per message, reads/writes, by
+#         the same groups: callgrind's cache model (--cache-sim=yes: the
+#         host's L1, LRU, no prefetcher, one process: the misses a peer's
+#         writes to shared rings cause are not seen). Two builds compared
+#         this way differ by the cache lines their code touches; runs
+#         take some twice as long
 # BUILD_DIR must be built for a CPU without AVX-512, which valgrind cannot
 # run: scripts/build.sh build/instr -Dcpu=x86-64-v3. Without AVX-512 the
 # ICRC takes another path than on such a CPU (droce_crc.c's SSE path: its
@@ -41,11 +47,13 @@
 # Prints a markdown table. Not part of CI; about 30 s per case.
 set -euo pipefail
 
-usage="usage: instr.sh [-r RUNS] BUILD_DIR [CASE...]"
+usage="usage: instr.sh [-r RUNS] [-c] BUILD_DIR [CASE...]"
 runs=2000
-while getopts r: opt; do
+cache=()
+while getopts r:c opt; do
 	case $opt in
 	r) runs=$OPTARG ;;
+	c) cache=(--cache-sim=yes) ;;
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
@@ -66,15 +74,15 @@ pair_run() {
 	local perf=$build/apps/droce-perf/droce-perf sock=$tmp/memif.sock port=$((20000 + RANDOM % 1000))
 	local vdev="socket=$sock,socket-abstract=no,bsize=4352"
 	local -a opts=(--test write --mode bw -s "$2" -n "$runs" -m 4096)
-	local -a vg=(valgrind --tool=callgrind --toggle-collect=engine_iteration
+	local -a vg=(valgrind --tool=callgrind "${cache[@]}" --toggle-collect=engine_iteration
 		     --toggle-collect=droce_post_send --callgrind-out-file="$3")
 	case $1 in
 	sender | receiver)
 		opts=(--test write --mode bw -s "$2" -n "$runs" -l 32 -t 512 -Q 32)
-		vg=(valgrind --tool=callgrind --toggle-collect=rdma_bw --callgrind-out-file="$3") ;;
+		vg=(valgrind --tool=callgrind "${cache[@]}" --toggle-collect=rdma_bw --callgrind-out-file="$3") ;;
 	sender_ideal | receiver_ideal)
 		opts=(--test write --mode bw -s "$2" -n "$runs" -l 32 -t 512 -Q 32 --raw-l2 --touch)
-		vg=(valgrind --tool=callgrind --toggle-collect="raw_bw_loop*" --callgrind-out-file="$3") ;;
+		vg=(valgrind --tool=callgrind "${cache[@]}" --toggle-collect="raw_bw_loop*" --callgrind-out-file="$3") ;;
 	esac
 	local on_server=false
 	[[ $1 == pair_rx || $1 == receiver* ]] && on_server=true
@@ -107,6 +115,18 @@ pair_run() {
 	return $rc
 }
 
+# callgrind's output $1.out per function, one event per file: $1.txt
+# instructions, with -c $1.D1mr.txt and $1.D1mw.txt its L1 misses.
+annotate() {
+	local ev
+	callgrind_annotate --threshold=100 --auto=no --show-percs=no --show=Ir "$1.out" >"$1.txt"
+	(( ${#cache[@]} > 0 )) || return 0
+	for ev in D1mr D1mw; do
+		callgrind_annotate --threshold=100 --auto=no --show-percs=no --show="$ev" --sort="$ev" \
+			"$1.out" >"$1.$ev.txt"
+	done
+}
+
 for c in "${cases[@]}"; do
 	name=${c%%:*}
 	n=1
@@ -120,7 +140,7 @@ for c in "${cases[@]}"; do
 			tail -n 5 "$tmp/server.log" "$tmp/client.log" >&2
 			exit 1
 		fi
-		callgrind_annotate --threshold=100 --auto=no --show-percs=no "$tmp/$name-$n.out" >"$tmp/$name-$n.txt"
+		annotate "$tmp/$name-$n"
 		echo "$name $n $runs" >>"$tmp/cases"
 		continue
 	fi
@@ -130,20 +150,20 @@ for c in "${cases[@]}"; do
 	args=(-r "$runs" -t -c "$name" -e "--no-huge -m 512")
 	[[ $name == idle || $name == pingpong ]] || args+=(-n "$n")
 	[[ $name == pingpong ]] && args+=(-s 8)
-	if ! valgrind --tool=callgrind "${toggles[@]}" --callgrind-out-file="$tmp/$name-$n.out" \
+	if ! valgrind --tool=callgrind "${cache[@]}" "${toggles[@]}" --callgrind-out-file="$tmp/$name-$n.out" \
 		"$exe" "${args[@]}" >"$tmp/$name-$n.log" 2>&1; then
 		echo "instr: $c failed (a build for a CPU with AVX-512?):" >&2
 		grep -v '^==' "$tmp/$name-$n.log" | tail -n 5 >&2
 		exit 1
 	fi
-	callgrind_annotate --threshold=100 --auto=no --show-percs=no "$tmp/$name-$n.out" >"$tmp/$name-$n.txt"
+	annotate "$tmp/$name-$n"
 	echo "$name $n $runs" >>"$tmp/cases"
 done
 
-python3 - "$tmp" <<'PY'
+python3 - "$tmp" "${#cache[@]}" <<'PY'
 import os, re, sys
 
-tmp = sys.argv[1]
+tmp, cache = sys.argv[1], sys.argv[2] != "0"
 # Where a source file's instructions go. A header's lines count for the
 # function they were inlined into, and so for that function's file.
 groups = [
@@ -190,48 +210,74 @@ def frames(path, fn):
         sys.exit(f"instr: {path}: no calls of {fn} (inlined now?) to count frames by")
     return total
 
-print("| case | messages (pair, sender, receiver: size) per run | instructions per message (pair: frame) | CRC (apart) | "
-      + " | ".join(g for g, _ in groups) + " | engine and the rest |")
-print("|---|---|---|---|" + "---|" * (len(groups) + 1))
-for spec in open(os.path.join(tmp, "cases")):
-    name, n, runs = spec.split()
-    msgs = int(n) * int(runs)
-    if name.startswith("pair_"):
-        # Out of line by design: tx_copy_icrc() (__rte_noinline) for each
-        # frame sent with a copied payload, droce_port_rx_verify() (called
-        # across libraries) for each frame received.
-        msgs = frames(os.path.join(tmp, f"{name}-{n}.out"),
-                      "tx_copy_icrc" if name == "pair_tx" else "droce_port_rx_verify")
-    elif name.startswith(("sender", "receiver")):
-        msgs = int(runs)
-    entries = []
-    for l in open(os.path.join(tmp, f"{name}-{n}.txt")):
+def entries_of(path):
+    """(count, file, function, object) of each function in an annotation."""
+    out = []
+    for l in open(path):
         m = line.match(l)
-        if m and m.group(2) != "PROGRAM" and not l.strip().startswith("Ir"):
-            entries.append((int(m.group(1).replace(",", "")), m.group(2), m.group(3), m.group(4) or ""))
-    # A function inlined from several files counts its headers' lines
-    # for the file it has the most instructions in.
+        if m and m.group(2) != "PROGRAM":
+            out.append((int(m.group(1).replace(",", "")), m.group(2), m.group(3), m.group(4) or ""))
+    return out
+
+def homes(entries):
+    """A function inlined from several files counts its headers' lines
+    for the file it has the most instructions in."""
     home, most = {}, {}
     for ir, f, fn, obj in entries:
         if f.endswith(".c") and "/lib/" in f and ir > most.get(fn, -1):
             home[fn], most[fn] = f, ir
+    return home
+
+def split(entries, home):
+    """An event's total, the CRC's part, each group's and the rest."""
     sums = {g: 0 for g, _ in groups}
-    crc_ir = rest = total = 0
-    for ir, f, fn, obj in entries:
-        total += ir
+    crc_n = rest = total = 0
+    for n, f, fn, obj in entries:
+        total += n
         where = f"{f} {obj}"
         if any(k in where for k in crc) or home.get(fn, "").endswith("droce_crc.c"):
-            crc_ir += ir
+            crc_n += n
             continue
         if f.endswith(".h"):
             g = group_of(home.get(fn, "")) or group_of(where)
         else:
             g = group_of(where)
         if g is None:
-            rest += ir
+            rest += n
         else:
-            sums[g] += ir
-    cells = [f"{total / msgs:.0f}", f"{crc_ir / msgs:.0f}"] + \
-            [f"{sums[g] / msgs:.0f}" for g, _ in groups] + [f"{rest / msgs:.0f}"]
-    print(f"| {name} | {n} | " + " | ".join(cells) + " |")
+            sums[g] += n
+    return [total, crc_n] + [sums[g] for g, _ in groups] + [rest]
+
+def messages(name, n, runs):
+    if name.startswith("pair_"):
+        # Out of line by design: tx_copy_icrc() (__rte_noinline) for each
+        # frame sent with a copied payload, droce_port_rx_verify() (called
+        # across libraries) for each frame received.
+        return frames(os.path.join(tmp, f"{name}-{n}.out"),
+                      "tx_copy_icrc" if name == "pair_tx" else "droce_port_rx_verify")
+    if name.startswith(("sender", "receiver")):
+        return int(runs)
+    return int(n) * int(runs)
+
+def header(what):
+    print(f"| case | messages (pair, sender, receiver: size) per run | {what} | CRC (apart) | "
+          + " | ".join(g for g, _ in groups) + " | engine and the rest |")
+    print("|---|---|---|---|" + "---|" * (len(groups) + 1))
+
+cases = [spec.split() for spec in open(os.path.join(tmp, "cases"))]
+header("instructions per message (pair: frame)")
+for name, n, runs in cases:
+    base = os.path.join(tmp, f"{name}-{n}")
+    msgs = messages(name, n, runs)
+    cells = split(entries_of(base + ".txt"), homes(entries_of(base + ".txt")))
+    print(f"| {name} | {n} | " + " | ".join(f"{c / msgs:.0f}" for c in cells) + " |")
+if cache:
+    print()
+    header("L1 data misses per message (pair: frame), reads/writes")
+    for name, n, runs in cases:
+        base = os.path.join(tmp, f"{name}-{n}")
+        msgs = messages(name, n, runs)
+        home = homes(entries_of(base + ".txt"))
+        r, w = (split(entries_of(f"{base}.{ev}.txt"), home) for ev in ("D1mr", "D1mw"))
+        print(f"| {name} | {n} | " + " | ".join(f"{a / msgs:.2f}/{b / msgs:.2f}" for a, b in zip(r, w)) + " |")
 PY
