@@ -404,6 +404,8 @@ struct droce_qp {
 		uint32_t acked;
 		bool in_read;        /**< READ response FIRST/MIDDLE taken, LAST due */
 	} comp;
+	/** The send ring's quiet bits (droce_sq_quiet.h), one per slot. */
+	uint64_t *sq_quiet;
 
 	/* congestion control (engine, droce_cc.c) */
 	struct {

@@ -10,6 +10,7 @@
 
 #include "droce_transport.h"
 #include "droce_req_priv.h"
+#include "droce_sq_quiet.h"
 
 static enum ibv_wc_opcode
 wc_opcode(uint32_t wr_opcode)
@@ -91,10 +92,13 @@ comp_publish(struct droce_qp *qp, uint32_t cons, const struct ibv_wc *wc, unsign
  * WRITEs, unsignaled, sent, acknowledged by @p psn, that failed nothing
  * and whose frames no driver holds. With post lists and selective
  * signaling they are nearly all of an ACK's. @p w0 is one such, just
- * retired: a WQE with its opcode and flags (one 8-byte compare,
- * droce_wqe_op_word) is unsignaled and neither a READ nor an atomic; one
- * of other ones ends the run, and comp_ack_upto()'s loop, which tells
- * every case apart, takes it. The ring's fields are locals (the load of
+ * retired. First those the requester marked quiet (droce_sq_quiet.h),
+ * by their bits alone: each of one packet, the k-th after @p w0 has its
+ * PSN plus k, so @p psn acknowledges as many as it is past @p w0's last.
+ * Then, WQE by WQE, any other: a WQE with @p w0's opcode and flags (one
+ * 8-byte compare, droce_wqe_op_word) is unsignaled and neither a READ nor
+ * an atomic; one of other ones ends the run, and comp_ack_upto()'s loop,
+ * which tells every case apart, takes it. The ring's fields are locals (the load of
  * a WQE's driver references orders the loads after it, so the compiler
  * would load them again per WQE) and the next WQE is a step along the
  * ring: some 19 instructions a WQE, where the loop with each check on
@@ -107,12 +111,16 @@ comp_skip_quiet(const struct droce_qp *qp, const struct droce_send_wqe *w0, uint
 		uint32_t next, uint32_t psn)
 {
 	const uint64_t op = droce_wqe_op_word(w0);
+	const int32_t past = droce_psn_diff(psn, w0->last_psn);
 	const uint8_t *const ring = qp->sq.buf;
 	const uint32_t stride = qp->sq.stride;
 	const uint8_t *const ring_end = ring + (size_t)(qp->sq.mask + 1) * stride;
-	const uint8_t *p = (const uint8_t *)droce_wq_at(&qp->sq, i);
+	const uint8_t *p;
 	uint32_t left;
 
+	if (past > 0)
+		i += droce_sq_quiet_run(qp, i, RTE_MIN(next - i, (uint32_t)past));
+	p = (const uint8_t *)droce_wq_at(&qp->sq, i);
 	for (left = next - i; left != 0; left--) {
 		const struct droce_send_wqe *w = (const void *)p;
 

@@ -16,6 +16,7 @@
 #include "droce_mw.h"
 #include "droce_transport.h"
 #include "droce_req_priv.h"
+#include "droce_sq_quiet.h"
 #include "droce_tx_inline.h"
 
 /* Within a long message, ask for an ACK this often, so the window keeps
@@ -96,6 +97,8 @@ req_go_back(struct droce_qp *qp)
 		    droce_psn_diff(w->last_psn, qp->comp.psn) >= 0)
 			break;
 	}
+	/* What is sent again is quiet only if sent alike again. */
+	droce_sq_quiet_clear(qp, i, qp->req.next);
 	qp->req.next = i;
 	if (i == prod || (w = droce_wq_at(&qp->sq, i))->state == DROCE_WQE_POSTED)
 		return;
@@ -585,15 +588,22 @@ req_only_like(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 	const unsigned pad = (4 - (len & 3)) & 3;
 	const uint32_t ackreq = qp->type == IBV_QPT_RC ? DROCE_BTH_ACKREQ : 0;
 	const bool is_inline = w0->is_inline;
+	/* An RC QP without sq_sig_all marks its unsignaled WQEs quiet
+	 * (droce_sq_quiet.h): its runs are all signaled or all unsignaled,
+	 * and their bits one store after the loop, not a test per WQE. */
+	const bool quiet = qp->type == IBV_QPT_RC && !qp->sq_sig_all;
+	const uint32_t signaled = quiet ? w0->send_flags & IBV_SEND_SIGNALED : 0;
 	/* Each WQE's shape against @p w0's: its opcode and solicited bit (and
-	 * no fence while READs are out), its length, a single SGE unless
-	 * inline, and not started. */
+	 * no fence while READs are out; the signaled bit, above), its length,
+	 * a single SGE unless inline, and not started. */
 	const uint64_t op_want = droce_wqe_word_of(&(struct droce_wqe_op_word){
-		.opcode = w0->opcode, .send_flags = w0->send_flags & IBV_SEND_SOLICITED,
+		.opcode = w0->opcode,
+		.send_flags = (w0->send_flags & IBV_SEND_SOLICITED) | signaled,
 	});
 	const uint64_t op_bits = droce_wqe_word_of(&(struct droce_wqe_op_word){
 		.opcode = UINT32_MAX,
-		.send_flags = IBV_SEND_SOLICITED | (fence_waits ? IBV_SEND_FENCE : 0),
+		.send_flags = IBV_SEND_SOLICITED | (fence_waits ? IBV_SEND_FENCE : 0) |
+			      (quiet ? IBV_SEND_SIGNALED : 0),
 	});
 	const uint64_t len_want = droce_wqe_word_of(&(struct droce_wqe_len_word){
 		.length = len, .num_sge = 1, .is_inline = is_inline, .state = DROCE_WQE_POSTED,
@@ -690,6 +700,8 @@ req_only_like(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 	i = staged - staged0;
 	if (i == 0)
 		return 0;
+	/* @p w0's bit and those of the WQEs after it, all one way. */
+	droce_sq_quiet_put(qp, qp->req.next - 1, quiet && !signaled ? ~UINT64_C(0) : 0, i + 1);
 	/* Where droce_tx_again() and droce_tx_cur() look: the last frame. The
 	 * run's frames are left to the flush to seal, as the first was. */
 	tx->bth = bth;
@@ -739,6 +751,7 @@ req_only_run(struct droce_tx *tx, struct droce_qp *qp, uint32_t prod, bool relia
 		w->first_psn = w->last_psn = qp->req.psn;
 		w->sent = 0;
 		w->error = 0;
+		droce_sq_quiet_off(qp, qp->req.next);
 		/* A short frame like the last (the same opcode, length and
 		 * solicited bit: the same headers to the BTH's end but for
 		 * the PSN) is started from that one's headers. */
@@ -812,6 +825,7 @@ droce_req_run(struct droce_tx *tx, struct droce_qp *qp)
 			w->last_psn = droce_psn_add(qp->req.psn, req_npkts(qp, w) - 1);
 			w->sent = 0;
 			w->error = 0;
+			droce_sq_quiet_off(qp, qp->req.next);
 		}
 		if (droce_wr_is_local(w->opcode)) {
 			/* Left SENT by a go-back-N: done already. */

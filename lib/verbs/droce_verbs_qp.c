@@ -17,6 +17,7 @@
 #include "droce_gsi.h"
 #include "droce_verbs_priv.h"
 #include "droce_qp_state.h"
+#include "droce_sq_quiet.h"
 
 /* How long ibv_destroy_qp() waits for zero-copy frames that point into
  * the QP to leave before it keeps the QP's memory for them instead: on a
@@ -160,6 +161,9 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax, uint32_t qpn)
 				   RTE_MAX(cap->max_recv_sge, DROCE_MAX_SGE) * sizeof(struct ibv_sge),
 				   16);
 	rc = droce_wq_init(&qp->sq, cap->max_send_wr, sq_stride);
+	if (rc == 0 &&
+	    (qp->sq_quiet = calloc(droce_sq_quiet_words(qp->sq.mask), sizeof(uint64_t))) == NULL)
+		rc = -ENOMEM;
 	if (rc == 0)
 		rc = droce_wq_init(&qp->rq, cap->max_recv_wr, rq_stride);
 	/* Receives are copied out here when a message starts: room for the
@@ -232,6 +236,7 @@ qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *ax, uint32_t qpn)
 	return &h->ibv.qp_base;
 fail:
 	free(qp->sq.buf);
+	free(qp->sq_quiet);
 	free(qp->rq.buf);
 	free(qp->rwqe);
 	free(qp);
@@ -281,6 +286,7 @@ qp_reset_engine_state(struct droce_qp *qp)
 	qp->rq.prod = qp->rq.cons = qp->rq.cons_seen = 0;
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
+	memset(qp->sq_quiet, 0, droce_sq_quiet_words(qp->sq.mask) * sizeof(uint64_t));
 	memset(&qp->resp, 0, sizeof(qp->resp));
 	qp->av.routed = false;
 }
@@ -474,6 +480,7 @@ static void
 qp_free(struct droce_qp *qp)
 {
 	free(qp->sq.buf);
+	free(qp->sq_quiet);
 	free(qp->rq.buf);
 	free(qp->rwqe);
 	free(qp);

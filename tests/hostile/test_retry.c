@@ -9,7 +9,8 @@
  * acknowledges something new restores the budget; and a resend has a
  * whole ACK timeout for its answer. And what a run of small messages
  * reads and frees: the regions its payloads come from, the slots an ACK
- * retires.
+ * retires (by the quiet bits of the WQEs a run sent, droce_sq_quiet.h,
+ * too).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -386,27 +387,118 @@ START_TEST(unsignaled_writes_retire_at_their_ack)
 }
 END_TEST
 
+/* One list of @p n WRITEs of lengths @p len, wr_id @p id0 on, those
+ * in the mask @p signaled signaled. */
+static void
+post_list(struct ibv_qp *qp, const uint32_t *len, uint32_t signaled, unsigned n, uint64_t id0)
+{
+	struct ibv_sge sge[8];
+	struct ibv_send_wr wr[8], *bad;
+
+	ck_assert_uint_le(n, RTE_DIM(wr));
+	for (unsigned i = 0; i < n; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)buf, len[i], mr->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = id0 + i, .sg_list = &sge[i], .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE, .next = i + 1 < n ? &wr[i + 1] : NULL,
+			.send_flags = (signaled >> i) & 1 ? IBV_SEND_SIGNALED : 0,
+			.wr.rdma = { READ_VA, READ_RKEY } };
+	}
+	ck_assert_int_eq(ibv_post_send(qp, wr, &bad), 0);
+}
+
+/* The completions now on the CQ: successes of @p first to @p last. */
+static void
+expect_wr_ids(uint64_t first, uint64_t last)
+{
+	struct ibv_wc wc[4];
+	int n = droce_peer_poll_cq(&peer, cq, wc, 4);
+
+	ck_assert_int_eq(n, (int)(last - first + 1));
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(wc[i].status, IBV_WC_SUCCESS);
+		ck_assert_uint_eq(wc[i].wr_id, first + (uint64_t)i);
+	}
+}
+
 /*
- * Sixteen unsignaled WRITEs sent as copies, then, zero copy turned on,
- * WRITEs @p k to 15 sent again after a NAK (by reference, staying in the
- * TX ring; WRITE @p k, when @p k_copied, of 32 bytes, under the zero-copy
- * threshold: as a copy again), and an ACK of all of them while those
- * frames are queued. Each WRITE resent by reference keeps its slot until
- * its frame has left; the rest are free.
+ * The same with WRITEs of 8 bytes, which the runs send as copies and mark
+ * quiet (droce_sq_quiet.h): the completer retires them by their bits,
+ * exactly up to the PSN each ACK names, before a go-back and after it.
+ * Then slots that held quiet WQEs take signaled WQEs behind unsignaled
+ * ones, of two packets (no run sends them), of one in a run of its own,
+ * two in a run: each WQE's bit is written when it starts, none is
+ * retired as quiet, and the signaled ones complete.
+ */
+START_TEST(short_unsignaled_writes_retire_at_their_ack)
+{
+	struct ibv_qp *qp = make_qp(1, 14);
+	struct ibv_wc wc[4];
+
+	/* Sixteen fill the send queue; the tenth is signaled. */
+	ck_assert_int_eq(post_writes(qp, 16, 8, 1u << 9, 0), 0);
+	take_run(PSN, 16);
+	send_aeth(qp, ACK, PSN + 7);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
+	/* The first eight are retired, no more. */
+	post_to_full(qp, 8, 16);
+	take_run(PSN + 16, 8);
+	send_aeth(qp, SEQ_NAK, PSN + 8);
+	take_run(PSN + 8, 16);
+	send_aeth(qp, ACK, PSN + 9);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 1);
+	ck_assert_uint_eq(wc[0].wr_id, 9);
+	send_aeth(qp, ACK, PSN + 23);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
+	/* Everything retired; slots 10 to 15 last held the quiet WQEs 10 to
+	 * 15 of the resend. WQEs 24 to 28 take slots 8 to 12: two of 8 bytes
+	 * in a run, a signaled one of two packets (WQE 26, slot 10: no run
+	 * sends it), a signaled one of 16 bytes and one of 8 bytes. */
+	post_list(qp, (const uint32_t[]){ 8, 8, 2 * MTU, 16, 8 }, 0xc, 5, 50);
+	take_run(PSN + 24, 6);
+	send_aeth(qp, ACK, PSN + 29);
+	expect_wr_ids(52, 53);
+	/* WQEs 29 to 31, slots 13 to 15: a signaled one of 16 bytes (WQE 30,
+	 * slot 14: a run of its own) between two of 8 bytes. */
+	post_list(qp, (const uint32_t[]){ 8, 16, 8 }, 0x2, 3, 60);
+	take_run(PSN + 30, 3);
+	send_aeth(qp, ACK, PSN + 32);
+	expect_wr_ids(61, 61);
+	/* WQEs 32 to 34: two signaled ones of 8 bytes, a run, after an
+	 * unsignaled one. */
+	post_list(qp, (const uint32_t[]){ 8, 8, 8 }, 0x6, 3, 70);
+	take_run(PSN + 33, 3);
+	send_aeth(qp, ACK, PSN + 35);
+	expect_wr_ids(71, 72);
+	post_to_full(qp, 16, 80);
+	destroy(qp);
+}
+END_TEST
+
+/*
+ * Sixteen unsignaled WRITEs of @p len bytes sent as copies, then, zero
+ * copy turned on from @p len bytes (at most 64), WRITEs @p k to 15 sent
+ * again after a NAK (by reference, staying in the TX ring; WRITE @p k,
+ * when @p k_copied, of half that, under the zero-copy threshold: as a
+ * copy again), and an ACK of all of them while those frames are queued.
+ * Each WRITE resent by reference keeps its slot until its frame has
+ * left; the rest are free.
  */
 static void
-resent_by_reference(unsigned k, bool k_copied)
+resent_by_reference_len(unsigned k, bool k_copied, uint32_t len)
 {
+	const uint32_t zc_min = RTE_MIN(len, 64u);
+
 	struct ibv_qp *qp = make_qp(1, 14);
 	const unsigned free = k + k_copied;
 	struct ibv_wc wc[4];
 
 	droce_zc_configure(false, 0);
-	ck_assert_int_eq(post_writes(qp, k, MTU, 0, 0), 0);
-	ck_assert_int_eq(post_writes(qp, 1, k_copied ? 32 : MTU, 0, k), 0);
-	ck_assert_int_eq(post_writes(qp, 15 - k, MTU, 0, k + 1), 0);
+	ck_assert_int_eq(post_writes(qp, k, len, 0, 0), 0);
+	ck_assert_int_eq(post_writes(qp, 1, k_copied ? zc_min / 2 : len, 0, k), 0);
+	ck_assert_int_eq(post_writes(qp, 15 - k, len, 0, k + 1), 0);
 	take_run(PSN, 16);
-	droce_zc_configure(true, 64);
+	droce_zc_configure(true, zc_min);
 	send_aeth(qp, SEQ_NAK, PSN + k);
 	send_aeth(qp, ACK, PSN + 15);
 	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
@@ -416,6 +508,12 @@ resent_by_reference(unsigned k, bool k_copied)
 	ck_assert_int_eq(post_writes(qp, 16, MTU, 0, 16 + free), 0);
 	destroy(qp);
 	droce_zc_configure(true, DROCE_ZC_MIN_DEFAULT);
+}
+
+static void
+resent_by_reference(unsigned k, bool k_copied)
+{
+	resent_by_reference_len(k, k_copied, MTU);
 }
 
 /* A WRITE sent as a copy and resent by reference, acknowledged while
@@ -436,6 +534,15 @@ END_TEST
 START_TEST(writes_resent_by_reference_wait_behind_a_copied_one)
 {
 	resent_by_reference(8, true);
+}
+END_TEST
+
+/* The same with WRITEs of 8 bytes, which the first send marked quiet
+ * (droce_sq_quiet.h): sent again, and by reference, they are not, and
+ * keep their slots while their frames are queued. */
+START_TEST(short_writes_resent_by_reference_wait_behind_a_copied_one)
+{
+	resent_by_reference_len(8, true, 8);
 }
 END_TEST
 
@@ -957,6 +1064,7 @@ main(void)
 	tcase_add_test(tc, stale_ack_is_no_progress);
 	tcase_add_test(tc, resend_gets_a_whole_ack_timeout);
 	tcase_add_test(tc, unsignaled_writes_retire_at_their_ack);
+	tcase_add_test(tc, short_unsignaled_writes_retire_at_their_ack);
 	tcase_add_test(tc, write_resent_by_reference_waits_for_its_frame);
 	tcase_add_test(tc, writes_resent_from_a_gone_region_fail);
 	tcase_add_test(tc, short_writes_read_the_region_their_key_names);
@@ -966,6 +1074,7 @@ main(void)
 	tcase_add_test(tc, short_write_after_an_empty_foreign_sge_fails);
 	tcase_add_test(tc, unsignaled_read_passed_by_an_ack_is_asked_again);
 	tcase_add_test(tc, writes_resent_by_reference_wait_behind_a_copied_one);
+	tcase_add_test(tc, short_writes_resent_by_reference_wait_behind_a_copied_one);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
