@@ -340,6 +340,30 @@ post_to_full(struct ibv_qp *qp, unsigned n, uint64_t id0)
 	ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
 }
 
+/* Sixteen WRITEs of @p len bytes fill @p qp's send queue, the tenth
+ * signaled; an ACK of the eighth frees eight slots, no more, which eight
+ * more take (WQEs 16 to 23); a NAK for the ninth has all from it sent
+ * again, and the ACK of the tenth completes it. */
+static void
+retire_around_a_go_back(struct ibv_qp *qp, uint32_t len)
+{
+	struct ibv_wc wc[4];
+
+	ck_assert_int_eq(post_writes(qp, 16, len, 1u << 9, 0), 0);
+	take_run(PSN, 16);
+	ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
+	send_aeth(qp, ACK, PSN + 7);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
+	post_to_full(qp, 8, 16);
+	take_run(PSN + 16, 8);
+	send_aeth(qp, SEQ_NAK, PSN + 8);
+	take_run(PSN + 8, 16);
+	send_aeth(qp, ACK, PSN + 9);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 1);
+	ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc[0].wr_id, 9);
+}
+
 /*
  * Unsignaled one-packet WRITEs, sent in runs (req_only_run()) from copied
  * payloads or by reference (zero copy): the send queue's slots free
@@ -355,21 +379,7 @@ START_TEST(unsignaled_writes_retire_at_their_ack)
 		struct ibv_wc wc[4];
 
 		droce_zc_configure(k == 1, 64);
-		/* Sixteen fill the send queue; the tenth is signaled. */
-		ck_assert_int_eq(post_writes(qp, 16, MTU, 1u << 9, 0), 0);
-		take_run(PSN, 16);
-		ck_assert_int_eq(post_writes(qp, 1, MTU, 0, 99), ENOMEM);
-		send_aeth(qp, ACK, PSN + 7);
-		ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
-		/* The first eight are retired, no more. */
-		post_to_full(qp, 8, 16);
-		take_run(PSN + 16, 8);
-		send_aeth(qp, SEQ_NAK, PSN + 8);
-		take_run(PSN + 8, 16);
-		send_aeth(qp, ACK, PSN + 9);
-		ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 1);
-		ck_assert_int_eq(wc[0].status, IBV_WC_SUCCESS);
-		ck_assert_uint_eq(wc[0].wr_id, 9);
+		retire_around_a_go_back(qp, MTU);
 		post_to_full(qp, 2, 24);
 		take_run(PSN + 24, 2);
 		send_aeth(qp, ACK, PSN + 24);
@@ -435,19 +445,7 @@ START_TEST(short_unsignaled_writes_retire_at_their_ack)
 	struct ibv_qp *qp = make_qp(1, 14);
 	struct ibv_wc wc[4];
 
-	/* Sixteen fill the send queue; the tenth is signaled. */
-	ck_assert_int_eq(post_writes(qp, 16, 8, 1u << 9, 0), 0);
-	take_run(PSN, 16);
-	send_aeth(qp, ACK, PSN + 7);
-	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
-	/* The first eight are retired, no more. */
-	post_to_full(qp, 8, 16);
-	take_run(PSN + 16, 8);
-	send_aeth(qp, SEQ_NAK, PSN + 8);
-	take_run(PSN + 8, 16);
-	send_aeth(qp, ACK, PSN + 9);
-	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 1);
-	ck_assert_uint_eq(wc[0].wr_id, 9);
+	retire_around_a_go_back(qp, 8);
 	send_aeth(qp, ACK, PSN + 23);
 	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, 4), 0);
 	/* Everything retired; slots 10 to 15 last held the quiet WQEs 10 to
