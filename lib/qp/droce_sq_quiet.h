@@ -21,6 +21,7 @@
 #ifndef DROCE_SQ_QUIET_H
 #define DROCE_SQ_QUIET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_common.h>
@@ -53,25 +54,6 @@ sq_quiet_low(uint32_t k)
 	return k >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << k) - 1;
 }
 
-/** Set the quiet bits of slots @p idx .. @p idx + @p n - 1 (n <= 64) to
- *  the low @p n bits of @p bits (bit 0: slot @p idx). */
-static inline void
-droce_sq_quiet_put(struct droce_qp *qp, uint32_t idx, uint64_t bits, uint32_t n)
-{
-	const uint32_t mask = qp->sq.mask;
-
-	while (n != 0) {
-		uint32_t pos = idx & mask, k = sq_quiet_chunk(mask, pos, n);
-		uint64_t *word = &qp->sq_quiet[pos >> 6];
-		uint64_t m = sq_quiet_low(k) << (pos & 63);
-
-		*word = (*word & ~m) | ((bits << (pos & 63)) & m);
-		bits = k >= 64 ? 0 : bits >> k;
-		idx += k;
-		n -= k;
-	}
-}
-
 /** Clear the quiet bit of slot @p idx. */
 static inline void
 droce_sq_quiet_off(struct droce_qp *qp, uint32_t idx)
@@ -81,17 +63,22 @@ droce_sq_quiet_off(struct droce_qp *qp, uint32_t idx)
 	qp->sq_quiet[pos >> 6] &= ~(UINT64_C(1) << (pos & 63));
 }
 
-/** Clear the quiet bits of slots @p from up to, not including, @p to. */
+/** Set (@p on) or clear the quiet bits of slots @p from up to, not
+ *  including, @p to. */
 static inline void
-droce_sq_quiet_clear(struct droce_qp *qp, uint32_t from, uint32_t to)
+droce_sq_quiet_set(struct droce_qp *qp, uint32_t from, uint32_t to, bool on)
 {
 	const uint32_t mask = qp->sq.mask;
 	uint32_t n = RTE_MIN(to - from, mask + 1);
 
 	while (n != 0) {
 		uint32_t pos = from & mask, k = sq_quiet_chunk(mask, pos, n);
+		uint64_t m = sq_quiet_low(k) << (pos & 63);
 
-		qp->sq_quiet[pos >> 6] &= ~(sq_quiet_low(k) << (pos & 63));
+		if (on)
+			qp->sq_quiet[pos >> 6] |= m;
+		else
+			qp->sq_quiet[pos >> 6] &= ~m;
 		from += k;
 		n -= k;
 	}

@@ -98,7 +98,7 @@ req_go_back(struct droce_qp *qp)
 			break;
 	}
 	/* What is sent again is quiet only if sent alike again. */
-	droce_sq_quiet_clear(qp, i, qp->req.next);
+	droce_sq_quiet_set(qp, i, qp->req.next, false);
 	qp->req.next = i;
 	if (i == prod || (w = droce_wq_at(&qp->sq, i))->state == DROCE_WQE_POSTED)
 		return;
@@ -701,7 +701,7 @@ req_only_like(struct droce_tx *tx, struct droce_qp *qp, struct droce_send_wqe *w
 	if (i == 0)
 		return 0;
 	/* @p w0's bit and those of the WQEs after it, all one way. */
-	droce_sq_quiet_put(qp, qp->req.next - 1, quiet && !signaled ? ~UINT64_C(0) : 0, i + 1);
+	droce_sq_quiet_set(qp, qp->req.next - 1, qp->req.next + i, quiet && !signaled);
 	/* Where droce_tx_again() and droce_tx_cur() look: the last frame. The
 	 * run's frames are left to the flush to seal, as the first was. */
 	tx->bth = bth;
