@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <rte_memcpy.h>
+#include <rte_prefetch.h>
 
 #include "droce_verbs_priv.h"
 
@@ -214,6 +215,29 @@ droce_send_wqe_fill(const struct droce_qp *qp, struct droce_send_wqe *w, const s
 	return send_wqe_fill_other(qp, w, wr, opcode, flags);
 }
 
+/*
+ * A post list is an array in the posters we know (perftest, NCCL's
+ * net_ib, droce-perf): WRs one after another, and their SGEs. The post
+ * follows each WR's next, so a WR's line is asked for only once the one
+ * before it has come in; when the list has left the L1 since the last
+ * post (a list's frames and WQEs pass through it), those misses wait
+ * each for the last, some 14 cycles a WR from L2. Fetching the WR and
+ * the SGE line POST_LIST_AHEAD places on, as if the list were an array,
+ * breaks that chain: the 64-byte sender with post lists of 32 ran some
+ * 1.5 % faster (alternating memif pairs, 10 of 11 in the machine's fast
+ * state). Where the list is no array, the fetch reads a line nobody
+ * needs; a prefetch never faults.
+ */
+#define POST_LIST_AHEAD 4
+
+static __rte_always_inline void
+post_list_prefetch(const struct ibv_send_wr *wr)
+{
+	rte_prefetch0((const void *)((uintptr_t)wr + POST_LIST_AHEAD * sizeof(*wr)));
+	rte_prefetch0((const void *)((uintptr_t)wr->sg_list +
+				     POST_LIST_AHEAD * sizeof(struct ibv_sge)));
+}
+
 int
 droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
@@ -235,6 +259,8 @@ droce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 			rc = ENOMEM;
 			break;
 		}
+		if (wr->next != NULL)
+			post_list_prefetch(wr);
 		rc = droce_send_wqe_fill(qp, droce_wq_at(sq, prod), wr);
 		if (rc != 0)
 			break;
