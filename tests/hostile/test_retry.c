@@ -108,6 +108,7 @@ struct sent {
 	uint32_t psn;
 	uint8_t opcode;
 	uint64_t va;
+	uint32_t rkey;
 	uint32_t len;
 };
 
@@ -142,6 +143,7 @@ take(void)
 		const struct droce_reth *r = droce_pkt_hdr(m, &pkt, DROCE_HDR_RETH);
 
 		s.va = rte_be_to_cpu_64(r->va);
+		s.rkey = rte_be_to_cpu_32(r->rkey);
 		s.len = rte_be_to_cpu_32(r->len);
 	}
 	rte_pktmbuf_free(m);
@@ -860,9 +862,10 @@ START_TEST(short_messages_of_a_run_carry_their_own_fields)
 }
 END_TEST
 
-/* A READ response of @p opcode at @p psn, payload from pattern at @p off. */
+/* A READ response of @p opcode at @p psn, @p len bytes of payload from
+ * pattern at @p off. */
 static void
-read_resp(struct ibv_qp *qp, uint8_t opcode, uint32_t psn, uint32_t off)
+read_resp_len(struct ibv_qp *qp, uint8_t opcode, uint32_t psn, uint32_t off, uint32_t len)
 {
 	struct droce_aeth a;
 	bool aeth = opcode != DROCE_OP_READ_RESP_MIDDLE;
@@ -871,7 +874,31 @@ read_resp(struct ibv_qp *qp, uint8_t opcode, uint32_t psn, uint32_t off)
 	droce_peer_send(&peer, &(struct droce_peer_frame){
 		.opcode = opcode, .dqpn = qp->qp_num, .psn = psn,
 		.ext = aeth ? &a : NULL, .ext_len = aeth ? sizeof(a) : 0,
-		.payload = pattern + off, .len = MTU });
+		.payload = pattern + off, .len = len });
+}
+
+/* A READ response of @p opcode at @p psn, an MTU of payload. */
+static void
+read_resp(struct ibv_qp *qp, uint8_t opcode, uint32_t psn, uint32_t off)
+{
+	read_resp_len(qp, opcode, psn, off, MTU);
+}
+
+/* The whole answer to a READ of @p len bytes requested at @p psn, its
+ * payload from pattern at @p off. */
+static void
+read_answer(struct ibv_qp *qp, uint32_t psn, uint32_t off, uint32_t len)
+{
+	uint32_t done;
+
+	if (len <= MTU) {
+		read_resp_len(qp, DROCE_OP_READ_RESP_ONLY, psn, off, len);
+		return;
+	}
+	read_resp(qp, DROCE_OP_READ_RESP_FIRST, psn++, off);
+	for (done = MTU; len - done > MTU; done += MTU)
+		read_resp(qp, DROCE_OP_READ_RESP_MIDDLE, psn++, off + done);
+	read_resp_len(qp, DROCE_OP_READ_RESP_LAST, psn, off + done, len - done);
 }
 
 /*
@@ -918,6 +945,69 @@ START_TEST(fenced_write_of_a_run_waits_for_the_read_before_it)
 		ck_assert_int_eq(wc[i].status, IBV_WC_SUCCESS);
 	}
 	ck_assert_int_eq(memcmp(buf, pattern, MTU), 0);
+	destroy(qp);
+}
+END_TEST
+
+/*
+ * READs posted in one list go out a run at a time (req_read_like()):
+ * each request with its own PSN (one per response packet it asks for:
+ * a READ of 2049 bytes takes three, one of none one) and its own RETH,
+ * none past a fenced READ while READs are out, and as many as the QP's
+ * READ credits allow (4). The answers to the READs before the fence let
+ * it and the READs after it go, up to the credits; one more answer, the
+ * last READ. All complete in order and land where each asked.
+ */
+START_TEST(reads_of_a_list_go_out_a_run_at_a_time)
+{
+	enum { N = 7, CREDITS = 4, FENCED = 2 };
+	static const uint32_t len[N] = { 64, 2 * MTU + 1, 64, 0, 64, 64, 100 };
+	struct ibv_qp *qp = make_qp(1, 14);
+	struct ibv_send_wr wr[N], *bad;
+	struct ibv_sge sge[N];
+	struct ibv_wc wc[N + 1];
+	uint32_t psn[N + 1];
+	struct sent s;
+	unsigned i, k;
+
+	memset(buf, 0, BUF);
+	psn[0] = PSN;
+	for (i = 0; i < N; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)buf + 4 * MTU * i, len[i], mr->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i, .next = i + 1 < N ? &wr[i + 1] : NULL,
+			.sg_list = &sge[i], .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED | (i == FENCED ? IBV_SEND_FENCE : 0),
+			.wr.rdma = { .remote_addr = READ_VA + 4 * MTU * i, .rkey = READ_RKEY + i },
+		};
+		psn[i + 1] = psn[i] + (len[i] == 0 ? 1 : (len[i] + MTU - 1) / MTU);
+	}
+	ck_assert_int_eq(ibv_post_send(qp, wr, &bad), 0);
+	for (i = 0; i < N; i++) {
+		if (i == FENCED) {
+			expect_silence();
+			for (k = 0; k < FENCED; k++)
+				read_answer(qp, psn[k], 4 * MTU * k, len[k]);
+		} else if (i == FENCED + CREDITS) {
+			expect_silence();
+			read_answer(qp, psn[FENCED], 4 * MTU * FENCED, len[FENCED]);
+		}
+		s = take();
+		ck_assert_uint_eq(s.opcode, DROCE_OP_READ_REQUEST);
+		ck_assert_uint_eq(s.psn, psn[i]);
+		ck_assert_uint_eq(s.va, READ_VA + 4 * MTU * i);
+		ck_assert_uint_eq(s.rkey, READ_RKEY + i);
+		ck_assert_uint_eq(s.len, len[i]);
+	}
+	expect_silence();
+	for (i = FENCED + 1; i < N; i++)
+		read_answer(qp, psn[i], 4 * MTU * i, len[i]);
+	ck_assert_int_eq(droce_peer_poll_cq(&peer, cq, wc, N + 1), N);
+	for (i = 0; i < N; i++) {
+		ck_assert_uint_eq(wc[i].wr_id, i);
+		ck_assert_int_eq(wc[i].status, IBV_WC_SUCCESS);
+		ck_assert_int_eq(memcmp(buf + 4 * MTU * i, pattern + 4 * MTU * i, len[i]), 0);
+	}
 	destroy(qp);
 }
 END_TEST
@@ -1073,6 +1163,7 @@ main(void)
 	tcase_add_test(tc, unsignaled_read_passed_by_an_ack_is_asked_again);
 	tcase_add_test(tc, writes_resent_by_reference_wait_behind_a_copied_one);
 	tcase_add_test(tc, short_writes_resent_by_reference_wait_behind_a_copied_one);
+	tcase_add_test(tc, reads_of_a_list_go_out_a_run_at_a_time);
 	suite_add_tcase(s, tc);
 	return droce_test_run(s) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
